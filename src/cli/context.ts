@@ -1,0 +1,54 @@
+import type { Command } from "commander";
+import { loadConfig, type Config } from "../config.js";
+import { createStore, type Store } from "../store/store.js";
+
+/** Options defined on the root program and accepted before or after any subcommand. */
+export interface GlobalOptions {
+  db?: string;
+  json?: boolean;
+}
+
+/** A mistake by the person running the CLI: reported as one line, without a stack trace. */
+export class CliError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "CliError";
+  }
+}
+
+export function globalOptions(command: Command): GlobalOptions {
+  return command.optsWithGlobals<GlobalOptions>();
+}
+
+/** The environment's configuration with command-line overrides applied. */
+export function resolveConfig(command: Command): Config {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    throw new CliError(error instanceof Error ? error.message : String(error));
+  }
+  const { db } = globalOptions(command);
+  return db === undefined ? config : { ...config, dbPath: db };
+}
+
+/** Opens the configured store for the duration of one command, closing it even on failure. */
+export async function withStore<T>(
+  command: Command,
+  run: (store: Store) => T | Promise<T>,
+): Promise<T> {
+  const store = createStore({ path: resolveConfig(command).dbPath });
+  try {
+    return await run(store);
+  } finally {
+    store.close();
+  }
+}
+
+/** Prints `json` as JSON under `--json`, otherwise the human-readable `text()`. */
+export function emit(command: Command, output: { json: unknown; text: () => string }): void {
+  const rendered = globalOptions(command).json
+    ? JSON.stringify(output.json, null, 2)
+    : output.text();
+  process.stdout.write(`${rendered}\n`);
+}

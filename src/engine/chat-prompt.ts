@@ -1,0 +1,45 @@
+import { LlamaText, type ChatWrapper } from "node-llama-cpp";
+
+/**
+ * Splits the model's chat template at the point where the state ends and the question begins:
+ * everything before is the shared prefix (evaluated once per request), everything after is the
+ * per-question suffix, ending where the assistant's answer starts.
+ */
+export interface ChatPromptTemplate {
+  prefix(system: string, state: string): LlamaText;
+  suffix(questionText: string): LlamaText;
+}
+
+// Marks the question's place while rendering the template; the last occurrence is ours even if
+// a state happens to contain the same text.
+const QUESTION_MARK = "\u241EQUESTION\u241E";
+
+export function createChatPromptTemplate(chatWrapper: ChatWrapper): ChatPromptTemplate {
+  const split = (system: string, state: string) => {
+    const { contextText } = chatWrapper.generateContextState({
+      chatHistory: [
+        { type: "system", text: system },
+        { type: "user", text: state + QUESTION_MARK },
+        { type: "model", response: [] },
+      ],
+    });
+    const values = contextText.values;
+    for (let i = values.length - 1; i >= 0; i--) {
+      const value = values[i];
+      if (typeof value !== "string") continue;
+      const at = value.lastIndexOf(QUESTION_MARK);
+      if (at < 0) continue;
+      return {
+        before: LlamaText([...values.slice(0, i), value.slice(0, at)]),
+        after: LlamaText([value.slice(at + QUESTION_MARK.length), ...values.slice(i + 1)]),
+      };
+    }
+    throw new Error("the chat template dropped the question marker");
+  };
+  // The part after the question is the same for every state and system text.
+  const after = split("", "").after;
+  return {
+    prefix: (system, state) => split(system, state).before,
+    suffix: (questionText) => LlamaText([questionText, after]),
+  };
+}

@@ -1,0 +1,136 @@
+import { getLlama, type LlamaModel } from "node-llama-cpp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildAnswer, NEUTRAL_TEMPERATURES, normalise } from "../judgment/answers.js";
+import { buildPrompt } from "../judgment/prompt.js";
+import type { Question } from "../routes/systemone.schema.js";
+import { tinyFixturePath } from "../testing/fixture.js";
+import { referenceProbabilities } from "../testing/reference.js";
+import { createLlamaEngine } from "./llama-engine.js";
+import { BudgetError } from "./types.js";
+
+const choice = (n: number): Question => ({
+  type: "choice",
+  instructions: `Pick one of ${n}.`,
+  criteria: Object.fromEntries(Array.from({ length: n }, (_, i) => [`option ${i}`, i % 3 === 0 ? null : `description ${i}`])),
+});
+const score = (n: number): Question => ({
+  type: "score",
+  instructions: "How strong is it?",
+  criteria: Array.from({ length: n }, (_, i) => `level ${i}`),
+});
+const STATE = { ticket: "I was charged twice. 한국어 🎉", priority: 2 };
+
+let engine: ReturnType<typeof createLlamaEngine>;
+let model: LlamaModel;
+
+beforeAll(async () => {
+  const modelPath = await tinyFixturePath();
+  engine = createLlamaEngine({ model: modelPath, modelsDir: ".", contextSize: 8192, maxRequestTokens: 100_000, threads: 1 });
+  await engine.ready;
+  const llama = await getLlama({ gpu: false, build: "never" });
+  model = await llama.loadModel({ modelPath });
+});
+afterAll(async () => {
+  await engine?.close();
+  await model?.dispose();
+});
+
+async function engineProbabilities(state: unknown, questions: Question[]): Promise<number[][]> {
+  const result = await engine.evaluate(engine.prepare(buildPrompt(state, questions)));
+  return result.labelLogProbs.map((lps) => normalise(lps, 1));
+}
+
+function expectClose(actual: number[][], expected: number[][], what: string) {
+  expect(actual.length, what).toBe(expected.length);
+  actual.forEach((row, q) => {
+    const worst = Math.max(...row.map((p, i) => Math.abs(p - expected[q][i])));
+    expect(worst, `${what}, question ${q}: max |engine − reference| = ${worst}\nengine ${JSON.stringify(row)}\nreference ${JSON.stringify(expected[q])}`).toBeLessThan(1e-6);
+    expect(Math.min(...row), `${what}: an option got probability 0`).toBeGreaterThan(0);
+  });
+}
+
+describe("the engine's probabilities equal a fresh full evaluation", () => {
+  for (const n of [2, 26, 27, 100, 255]) {
+    it(`choice with ${n} options (multi-token labels beyond 26)`, async () => {
+      const questions = [choice(n)];
+      const prompt = buildPrompt(STATE, questions);
+      expectClose(await engineProbabilities(STATE, questions), await referenceProbabilities(model, prompt), `choice ${n}`);
+    });
+  }
+
+  it("noul without criteria, two-sided and one-sided", async () => {
+    const questions: Question[] = [
+      { type: "noul", instructions: "The customer was charged twice.", criteria: null },
+      { type: "noul", instructions: "It is urgent.", criteria: { true: "needs action today", false: "can wait" } },
+      { type: "noul", instructions: { claim: "refund due" }, criteria: { true: "a refund is owed" } },
+    ];
+    expectClose(await engineProbabilities(STATE, questions), await referenceProbabilities(model, buildPrompt(STATE, questions)), "noul");
+  });
+
+  it("score with every level count from 2 to 10", async () => {
+    const questions = Array.from({ length: 9 }, (_, i) => score(i + 2));
+    expectClose(await engineProbabilities(STATE, questions), await referenceProbabilities(model, buildPrompt(STATE, questions)), "score");
+  });
+
+  it("after the cached prefix came from another request (prefix reuse)", async () => {
+    const questions = [choice(27), score(5)];
+    await engineProbabilities({ ticket: "I was charged once.", priority: 1 }, questions);
+    await engineProbabilities(STATE, [choice(3)]);
+    const reused = await engineProbabilities(STATE, questions);
+    expectClose(reused, await referenceProbabilities(model, buildPrompt(STATE, questions)), "reused prefix");
+  });
+});
+
+describe("answers depend only on the state and the question itself", () => {
+  const a = choice(4);
+  const b = score(5);
+  const c: Question = { type: "noul", instructions: "It is about billing.", criteria: null };
+
+  it("adding, removing and reordering other questions changes nothing", async () => {
+    const alone = await engineProbabilities(STATE, [a]);
+    const withOthers = await engineProbabilities(STATE, [b, a, c]);
+    const reordered = await engineProbabilities(STATE, [c, b, a]);
+    expect(withOthers[1], "a in [b, a, c] vs alone").toEqual(alone[0]);
+    expect(reordered[2], "a in [c, b, a] vs alone").toEqual(alone[0]);
+    expect(reordered[1], "b in [c, b, a] vs [b, a, c]").toEqual(withOthers[0]);
+  });
+
+  it("the same request gives the same probabilities", async () => {
+    const first = await engineProbabilities(STATE, [a, b, c]);
+    await engineProbabilities("something else entirely", [c]);
+    const second = await engineProbabilities(STATE, [a, b, c]);
+    expect(second).toEqual(first);
+  });
+
+  it("different states give different answers (the model reads the state)", async () => {
+    const one = await engineProbabilities("The sky is green.", [a]);
+    const other = await engineProbabilities({ numbers: [1, 2, 3] }, [a]);
+    expect(one[0], "two different states gave identical probabilities").not.toEqual(other[0]);
+  });
+});
+
+describe("budgets and counting", () => {
+  it("counts the prefix once plus each question's own tokens", () => {
+    const one = engine.prepare(buildPrompt(STATE, [choice(3)])).inputTokens;
+    const two = engine.prepare(buildPrompt(STATE, [choice(3), choice(3)])).inputTokens;
+    const prefixOnly = one - (two - one);
+    expect(prefixOnly, `one question: ${one}, two: ${two}`).toBeGreaterThan(0);
+    expect(two - one, `one question: ${one}, two: ${two}`).toBeGreaterThan(0);
+  });
+
+  it("refuses a state over the context budget before running the model", () => {
+    const huge = "word ".repeat(10_000);
+    expect(() => engine.prepare(buildPrompt(huge, [choice(2)]))).toThrow(BudgetError);
+  });
+
+  it("builds answers whose probabilities sum to 1", async () => {
+    const questions = [choice(5), score(4)];
+    const result = await engine.evaluate(engine.prepare(buildPrompt(STATE, questions)));
+    const answers = questions.map((q, i) => buildAnswer(q, result.labelLogProbs[i], NEUTRAL_TEMPERATURES));
+    for (const answer of answers) {
+      if (answer.type === "noul") continue;
+      const sum = Object.values(answer.probabilities).reduce((s, p) => s + p, 0);
+      expect(Math.abs(sum - 1), JSON.stringify(answer)).toBeLessThan(1e-12);
+    }
+  });
+});

@@ -1,0 +1,197 @@
+import path from "node:path";
+import {
+  getLlama,
+  resolveChatWrapper,
+  resolveModelFile,
+  type Llama,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaModel,
+  type LlamaText,
+} from "node-llama-cpp";
+import type { JudgmentPrompt } from "../judgment/prompt.js";
+import { createChatPromptTemplate, type ChatPromptTemplate } from "./chat-prompt.js";
+import {
+  branchTokenCount,
+  buildLabelTrie,
+  readLabelLogProbs,
+  trieDepth,
+  type LabelTrieNode,
+  type Token,
+} from "./label-trie.js";
+import { createSerialQueue } from "./serial-queue.js";
+import { createSequenceBrancher } from "./sequence-brancher.js";
+import {
+  BudgetError,
+  EngineFailedError,
+  EngineUnavailableError,
+  type EngineResult,
+  type EngineStatus,
+  type JudgmentEngine,
+  type PreparedJudgment,
+} from "./types.js";
+
+export interface LlamaEngineOptions {
+  /** A local GGUF path or an `hf:` URI. */
+  model: string;
+  modelsDir: string;
+  modelId?: string;
+  contextSize: number;
+  maxRequestTokens: number;
+  threads: number;
+  /** Shows a download progress bar for a missing model. */
+  showDownloadProgress?: boolean;
+}
+
+interface Loaded {
+  llama: Llama;
+  model: LlamaModel;
+  context: LlamaContext;
+  sequence: LlamaContextSequence;
+  template: ChatPromptTemplate;
+}
+
+interface PreparedQuestion {
+  tokens: Token[];
+  trie: LabelTrieNode;
+  labelCount: number;
+}
+
+class PreparedLlamaJudgment implements PreparedJudgment {
+  constructor(
+    readonly prefixTokens: Token[],
+    readonly questions: PreparedQuestion[],
+    readonly inputTokens: number,
+  ) {}
+}
+
+/**
+ * A judgment engine over node-llama-cpp. Returns at once; the model loads in the background
+ * (downloading it first when needed) and `status()` reports progress.
+ */
+export function createLlamaEngine(options: LlamaEngineOptions): JudgmentEngine & { ready: Promise<void> } {
+  let status: EngineStatus = { state: "loading", detail: "starting" };
+  let loaded: Loaded | undefined;
+  const queue = createSerialQueue();
+  const modelId = options.modelId ?? modelIdFrom(options.model);
+
+  const ready = load(options, (detail) => (status = { state: "loading", detail })).then(
+    (result) => {
+      loaded = result;
+      status = { state: "ready" };
+    },
+    (error: unknown) => {
+      status = { state: "failed", detail: `model failed to load: ${messageOf(error)}` };
+    },
+  );
+
+  const requireLoaded = (): Loaded => {
+    if (loaded) return loaded;
+    const detail = status.state === "ready" ? "closed" : status.detail;
+    throw new EngineUnavailableError(`the model is not available (${detail})`);
+  };
+
+  return {
+    modelId,
+    ready,
+    status: () => status,
+    prepare(prompt) {
+      return prepareJudgment(requireLoaded(), prompt, options);
+    },
+    async evaluate(prepared, signal) {
+      const target = requireLoaded();
+      if (!(prepared instanceof PreparedLlamaJudgment)) throw new TypeError("not prepared by this engine");
+      return queue.run(() => evaluateJudgment(target, prepared, signal));
+    },
+    async close() {
+      await ready;
+      const closing = loaded;
+      loaded = undefined;
+      status = { state: "failed", detail: "engine closed" };
+      if (closing) await queue.run(() => closing.llama.dispose());
+    },
+  };
+}
+
+async function load(options: LlamaEngineOptions, report: (detail: string) => void): Promise<Loaded> {
+  report("resolving the model file");
+  const modelPath = await resolveModelFile(options.model, {
+    directory: options.modelsDir,
+    cli: options.showDownloadProgress ?? false,
+  });
+  report("loading the model");
+  const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" as never });
+  const model = await llama.loadModel({ modelPath });
+  const context = await model.createContext({
+    contextSize: options.contextSize,
+    sequences: 1,
+    threads: options.threads === 0 ? undefined : options.threads,
+    // llama.cpp's CPU flash attention accumulates in f16 and its result depends on how tokens
+    // are batched (~1e-3 in logits): a cached prefix would then answer differently from a
+    // fresh one. Without it every batching gives the same logits.
+    flashAttention: false,
+  });
+  const sequence = context.getSequence();
+  const template = createChatPromptTemplate(resolveChatWrapper(model));
+  return { llama, model, context, sequence, template };
+}
+
+function prepareJudgment(loaded: Loaded, prompt: JudgmentPrompt, options: LlamaEngineOptions): PreparedLlamaJudgment {
+  const tokenize = (text: LlamaText) => text.tokenize(loaded.model.tokenizer) as Token[];
+  const prefixTokens = tokenize(loaded.template.prefix(prompt.system, prompt.state));
+  const budget = loaded.context.contextSize;
+  let inputTokens = prefixTokens.length;
+  const questions = prompt.questions.map((question, index) => {
+    const tokens = tokenize(loaded.template.suffix(question.text));
+    const trie = buildLabelTrie(question.labels.map((label) => loaded.model.tokenize(label) as Token[]));
+    const needed = prefixTokens.length + tokens.length + trieDepth(trie);
+    if (needed > budget) {
+      throw new BudgetError(
+        `the state and question need ${needed} tokens, over the model's context budget of ${budget}`,
+        { cause: { questionIndex: index } },
+      );
+    }
+    inputTokens += tokens.length + branchTokenCount(trie);
+    return { tokens, trie, labelCount: question.labels.length };
+  });
+  if (inputTokens > options.maxRequestTokens) {
+    throw new BudgetError(
+      `the request needs ${inputTokens} input tokens, over the limit of ${options.maxRequestTokens} per request`,
+    );
+  }
+  return new PreparedLlamaJudgment(prefixTokens, questions, inputTokens);
+}
+
+async function evaluateJudgment(
+  loaded: Loaded,
+  prepared: PreparedLlamaJudgment,
+  signal: AbortSignal | undefined,
+): Promise<EngineResult> {
+  const started = performance.now();
+  const { sequence } = loaded;
+  const brancher = createSequenceBrancher(sequence);
+  try {
+    await brancher.reuseOrEvaluatePrefix(prepared.prefixTokens);
+    const labelLogProbs: number[][] = [];
+    for (const question of prepared.questions) {
+      signal?.throwIfAborted();
+      labelLogProbs.push(await readLabelLogProbs(brancher, question.trie, question.tokens, question.labelCount));
+      await brancher.rollbackTo(prepared.prefixTokens.length);
+    }
+    return { labelLogProbs, inputTokens: prepared.inputTokens, timingMs: performance.now() - started };
+  } catch (error) {
+    // The sequence may hold a half-evaluated branch: start the next request from scratch.
+    await brancher.rollbackTo(0).catch(() => undefined);
+    if (signal?.aborted) throw signal.reason;
+    throw new EngineFailedError(`the model failed while evaluating: ${messageOf(error)}`, { cause: error });
+  }
+}
+
+function modelIdFrom(model: string): string {
+  const file = model.startsWith("hf:") ? model.split("/").pop()! : path.basename(model);
+  return file.replace(/\.gguf$/i, "");
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

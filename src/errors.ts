@@ -1,0 +1,54 @@
+import { BudgetError, EngineFailedError, EngineUnavailableError } from "./engine/types.js";
+
+/**
+ * The one error catalogue: every error the API returns has a stable `code` from this table and
+ * the body `{ "error": "<message>", "code": "<code>" }`. Only the HTTP edge turns errors into
+ * statuses; services throw their own domain errors.
+ */
+export const ERROR_STATUS = {
+  invalid_json: 400,
+  invalid_request: 400,
+  unknown_model: 400,
+  too_many_questions: 400,
+  over_budget: 400,
+  missing_api_key: 401,
+  invalid_api_key: 401,
+  not_found: 404,
+  body_too_large: 413,
+  model_unavailable: 502,
+  model_failed: 502,
+  service_unavailable: 503,
+  internal_error: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode];
+
+export class ApiError extends Error {
+  override name = "ApiError";
+  readonly status: ErrorStatus;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.status = ERROR_STATUS[code];
+  }
+  body(): ErrorBody {
+    return { error: this.message, code: this.code };
+  }
+}
+
+export interface ErrorBody {
+  error: string;
+  code: ErrorCode;
+}
+
+/** Maps a thrown error to what the client sees; anything unexpected becomes a 500. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof BudgetError) return new ApiError("over_budget", error.message);
+  if (error instanceof EngineUnavailableError) return new ApiError("model_unavailable", error.message);
+  if (error instanceof EngineFailedError) return new ApiError("model_failed", error.message);
+  return new ApiError("internal_error", "internal error; quote the x-request-id header to support");
+}

@@ -1,0 +1,22 @@
+import type { MiddlewareHandler } from "hono";
+import { ApiError } from "../errors.js";
+import type { AppEnv, Caller } from "./context.js";
+
+export interface KeyAuthenticator {
+  /** Undefined for an unknown, malformed or revoked key. */
+  authenticate(plaintextKey: string): Caller | undefined;
+}
+
+/** Bearer-key authentication; runs before anything reads the body. */
+export function authenticate(keys: KeyAuthenticator): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const header = c.req.header("authorization");
+    if (!header) throw new ApiError("missing_api_key", "missing API key: send Authorization: Bearer <key>");
+    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+    if (!match) throw new ApiError("invalid_api_key", "malformed Authorization header: expected Bearer <key>");
+    const caller = keys.authenticate(match[1]);
+    if (!caller) throw new ApiError("invalid_api_key", "invalid or revoked API key");
+    c.set("caller", caller);
+    await next();
+  };
+}

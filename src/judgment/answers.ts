@@ -1,0 +1,62 @@
+import type { Answer, Question } from "../routes/systemone.schema.js";
+import { argmax, choiceConfidence, scoreConfidence } from "./confidence.js";
+
+/** Temperature per question type, applied to the label log-probabilities before normalising. */
+export interface Temperatures {
+  choice: number;
+  noul: number;
+  score: number;
+}
+
+export const NEUTRAL_TEMPERATURES: Temperatures = { choice: 1, noul: 1, score: 1 };
+
+/**
+ * softmax(logP / T) over the labels: with T = 1 this is the model's own probability of each
+ * label renormalised over the labels; T > 1 softens, T < 1 sharpens.
+ */
+export function normalise(labelLogProbs: number[], temperature: number): number[] {
+  const scaled = labelLogProbs.map((lp) => lp / temperature);
+  const max = Math.max(...scaled);
+  if (max === -Infinity) return scaled.map(() => 1 / scaled.length);
+  const weights = scaled.map((s) => Math.exp(s - max));
+  const total = weights.reduce((a, b) => a + b, 0);
+  return weights.map((w) => w / total);
+}
+
+/** Builds an answer in the wire shape from the label log-probabilities the engine read. */
+export function buildAnswer(question: Question, labelLogProbs: number[], temperatures: Temperatures): Answer {
+  const p = normalise(labelLogProbs, temperatures[question.type]);
+  switch (question.type) {
+    case "choice": {
+      const keys = Object.keys(question.criteria);
+      return {
+        type: "choice",
+        choice: keys[argmax(p)],
+        probabilities: keyed(keys, p),
+        confidence: choiceConfidence(p),
+      };
+    }
+    case "noul":
+      return { type: "noul", noul: p[0] };
+    case "score": {
+      const levels = p.map((_, i) => String(i));
+      return {
+        type: "score",
+        score: p.reduce((sum, pi, i) => sum + i * pi, 0),
+        probabilities: keyed(levels, p),
+        // The ecosystem's clients expect a legend entry for every level, never null.
+        legend: keyed(levels, question.criteria.map((d) => d ?? "")),
+        confidence: scoreConfidence(p),
+      };
+    }
+  }
+}
+
+/** An object keyed exactly by `keys`, safe for keys like "__proto__". */
+export function keyed<T>(keys: string[], values: T[]): Record<string, T> {
+  const out: Record<string, T> = {};
+  keys.forEach((key, i) => {
+    Object.defineProperty(out, key, { value: values[i], enumerable: true, writable: true, configurable: true });
+  });
+  return out;
+}

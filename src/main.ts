@@ -1,0 +1,80 @@
+import { serve, type ServerType } from "@hono/node-server";
+import { fileURLToPath } from "node:url";
+import { buildApp } from "./app.js";
+import { loadConfig, type Config } from "./config.js";
+import { createLlamaEngine } from "./engine/llama-engine.js";
+import { loadCalibrationFile, temperaturesFor } from "./judgment/calibration.js";
+import { createLogger } from "./logger.js";
+import { createStore } from "./store/store.js";
+
+export interface RunningService {
+  server: ServerType;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Builds every service once from the parsed config, then serves HTTP. */
+export async function start(config: Config): Promise<RunningService> {
+  const log = createLogger(config.logLevel);
+  const store = createStore({ path: config.dbPath });
+  const engine = createLlamaEngine({ ...config, showDownloadProgress: process.stdout.isTTY });
+  const calibration = config.calibrationPath ? await loadCalibrationFile(config.calibrationPath) : undefined;
+  const app = buildApp({
+    engine,
+    keys: store.keys,
+    log,
+    maxQuestions: config.maxQuestions,
+    temperatures: temperaturesFor(calibration, engine.modelId),
+    releaseDate: new Date().toISOString().slice(0, 10),
+  });
+
+  const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port });
+  const port = await listeningPort(server);
+  log.info("listening", { url: `http://${config.host}:${port}`, model: engine.modelId });
+  if (store.keys.count() === 0) printFirstKeyHelp(config);
+  void engine.ready.then(() => {
+    const status = engine.status();
+    if (status.state === "ready") log.info("model ready", { model: engine.modelId });
+    else log.error("model unavailable", { detail: status.state === "failed" ? status.detail : status.state });
+  });
+
+  return {
+    server,
+    port,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await engine.close();
+      store.close();
+    },
+  };
+}
+
+function listeningPort(server: ServerType): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.once("listening", () => {
+      const address = server.address();
+      resolve(typeof address === "object" && address ? address.port : 0);
+    });
+  });
+}
+
+function printFirstKeyHelp(config: Config): void {
+  const db = config.dbPath === "data/judge.db" ? "" : ` --db ${config.dbPath}`;
+  process.stderr.write(
+    [
+      "",
+      "No API keys exist yet. Create an account and its first key with:",
+      `  npx judge accounts create --name "My team"${db}`,
+      `  npx judge keys create --account <account id printed above>${db}`,
+      "",
+    ].join("\n"),
+  );
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const running = await start(loadConfig());
+  const shutdown = () => void running.close().then(() => process.exit(0));
+  process.once("SIGINT", shutdown);
+  process.once("SIGTERM", shutdown);
+}

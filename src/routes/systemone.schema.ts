@@ -1,0 +1,128 @@
+import { z } from "@hono/zod-openapi";
+
+/**
+ * Request and response schemas of POST /v1/systemone. The handler validates with these and
+ * the OpenAPI document is generated from them, so the two cannot drift apart.
+ */
+
+export const MAX_CHOICE_OPTIONS = 255;
+export const MIN_CHOICE_OPTIONS = 2;
+export const MAX_SCORE_LEVELS = 10;
+export const MIN_SCORE_LEVELS = 2;
+
+const nonEmptyName = (what: string) =>
+  z.string().min(1, { error: `${what} must be a non-empty string` });
+
+/** Text, or structured content rendered to stable JSON for the model. */
+const Content = z
+  .union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())], {
+    error: "must be a string, an object or an array",
+  })
+  .openapi("Content", { description: "Text, or a JSON object/array rendered to text." });
+
+const OptionalContent = z
+  .union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown()), z.null()], {
+    error: "must be a string, an object, an array or null",
+  })
+  .openapi("OptionalContent");
+
+const ChoiceQuestion = z
+  .object({
+    type: z.literal("choice"),
+    instructions: OptionalContent,
+    criteria: z
+      .record(nonEmptyName("option key"), OptionalContent, {
+        error: "choice criteria must be an object of option key to description",
+      })
+      .refine(
+        (c) => Object.keys(c).length >= MIN_CHOICE_OPTIONS && Object.keys(c).length <= MAX_CHOICE_OPTIONS,
+        { error: `choice needs between ${MIN_CHOICE_OPTIONS} and ${MAX_CHOICE_OPTIONS} options` },
+      ),
+  })
+  .openapi("ChoiceQuestion");
+
+const NoulQuestion = z
+  .object({
+    type: z.literal("noul"),
+    instructions: OptionalContent,
+    criteria: z
+      .strictObject(
+        { true: OptionalContent.optional(), false: OptionalContent.optional() },
+        { error: 'noul criteria must be an object with optional "true" and "false" descriptions' },
+      )
+      .nullish(),
+  })
+  .openapi("NoulQuestion");
+
+const ScoreQuestion = z
+  .object({
+    type: z.literal("score"),
+    instructions: OptionalContent,
+    criteria: z
+      .array(OptionalContent, { error: "score criteria must be an array of level descriptions, lowest first" })
+      .min(MIN_SCORE_LEVELS, { error: `score needs between ${MIN_SCORE_LEVELS} and ${MAX_SCORE_LEVELS} levels` })
+      .max(MAX_SCORE_LEVELS, { error: `score needs between ${MIN_SCORE_LEVELS} and ${MAX_SCORE_LEVELS} levels` }),
+  })
+  .openapi("ScoreQuestion");
+
+export const Question = z
+  .discriminatedUnion("type", [ChoiceQuestion, NoulQuestion, ScoreQuestion], {
+    error: 'type must be one of "choice", "noul", "score"',
+  })
+  .openapi("Question");
+
+export const JudgmentRequest = z
+  .object({
+    state: z.union([Content, z.null()]).optional().openapi({ description: "What the questions are about." }),
+    questions: z
+      .record(nonEmptyName("question id"), Question, { error: "questions must be an object of question id to question" })
+      .refine((q) => Object.keys(q).length > 0, { error: "questions must contain at least one question" }),
+    model: z.string().optional().openapi({
+      description: "jev-latest, jev-preview or the served model's id; any other name is rejected.",
+    }),
+  })
+  .openapi("JudgmentRequest");
+
+export type JudgmentRequest = z.infer<typeof JudgmentRequest>;
+export type Question = z.infer<typeof Question>;
+export type ChoiceQuestion = z.infer<typeof ChoiceQuestion>;
+export type NoulQuestion = z.infer<typeof NoulQuestion>;
+export type ScoreQuestion = z.infer<typeof ScoreQuestion>;
+
+const Probability = z.number().min(0).max(1);
+
+const ChoiceAnswer = z
+  .object({
+    type: z.literal("choice"),
+    choice: z.string().openapi({ description: "Key of the most likely option." }),
+    probabilities: z.record(z.string(), Probability).openapi({ description: "Option key to probability; sums to 1." }),
+    confidence: Probability,
+  })
+  .openapi("ChoiceAnswer");
+
+const NoulAnswer = z
+  .object({ type: z.literal("noul"), noul: Probability.openapi({ description: "P(statement holds)." }) })
+  .openapi("NoulAnswer");
+
+const ScoreAnswer = z
+  .object({
+    type: z.literal("score"),
+    score: z.number().openapi({ description: "Σ level × probability, levels numbered from 0." }),
+    probabilities: z.record(z.string(), Probability).openapi({ description: 'Level "0"…"n-1" to probability.' }),
+    legend: z.record(z.string(), z.unknown()).openapi({ description: "Level to its description, echoed." }),
+    confidence: Probability,
+  })
+  .openapi("ScoreAnswer");
+
+export const Answer = z.union([ChoiceAnswer, NoulAnswer, ScoreAnswer]).openapi("Answer");
+export type Answer = z.infer<typeof Answer>;
+
+export const JudgmentResponse = z
+  .object({
+    model: z.string(),
+    answers: z.record(z.string(), Answer),
+    usage: z.object({ input_tokens: z.number().int().min(0), output_tokens: z.number().int().min(0) }),
+    timing_ms: z.number().min(0),
+  })
+  .openapi("JudgmentResponse");
+export type JudgmentResponse = z.infer<typeof JudgmentResponse>;

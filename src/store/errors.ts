@@ -1,0 +1,24 @@
+/**
+ * Errors the store raises for conditions a caller (CLI, HTTP layer) should report to a user
+ * rather than treat as a bug. `code` is stable and safe to branch on; `message` is for humans.
+ */
+export type StoreErrorCode =
+  | "account_not_found"
+  | "ambiguous_prefix"
+  | "invalid_input"
+  | "schema_too_new"
+  | "database_unavailable";
+
+export class StoreError extends Error {
+  readonly code: StoreErrorCode;
+
+  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StoreError";
+    this.code = code;
+  }
+}
+
+export function isStoreError(error: unknown, code?: StoreErrorCode): error is StoreError {
+  return error instanceof StoreError && (code === undefined || error.code === code);
+}
