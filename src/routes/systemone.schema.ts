@@ -10,19 +10,25 @@ export const MIN_CHOICE_OPTIONS = 2;
 export const MAX_SCORE_LEVELS = 10;
 export const MIN_SCORE_LEVELS = 2;
 
-const nonEmptyName = (what: string) =>
-  z.string().min(1, { error: `${what} must be a non-empty string` });
+/** The message for a wrong value, or "is required" when the field is missing altogether. */
+const explain = (message: string) => (issue: { input: unknown }) =>
+  issue.input === undefined ? "is required" : message;
+
+const noEmptyKeys = (what: string) => ({
+  error: `${what} must be non-empty strings`,
+  check: (record: object) => !Object.keys(record).includes(""),
+});
 
 /** Text, or structured content rendered to stable JSON for the model. */
 const Content = z
   .union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())], {
-    error: "must be a string, an object or an array",
+    error: explain("must be a string, an object or an array"),
   })
   .openapi("Content", { description: "Text, or a JSON object/array rendered to text." });
 
 const OptionalContent = z
   .union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown()), z.null()], {
-    error: "must be a string, an object, an array or null",
+    error: explain("must be a string, an object, an array or null"),
   })
   .openapi("OptionalContent");
 
@@ -31,9 +37,10 @@ const ChoiceQuestion = z
     type: z.literal("choice"),
     instructions: OptionalContent,
     criteria: z
-      .record(nonEmptyName("option key"), OptionalContent, {
-        error: "choice criteria must be an object of option key to description",
+      .record(z.string(), OptionalContent, {
+        error: explain("choice criteria must be an object of option key to description"),
       })
+      .refine(noEmptyKeys("option keys").check, { error: noEmptyKeys("option keys").error })
       .refine(
         (c) => Object.keys(c).length >= MIN_CHOICE_OPTIONS && Object.keys(c).length <= MAX_CHOICE_OPTIONS,
         { error: `choice needs between ${MIN_CHOICE_OPTIONS} and ${MAX_CHOICE_OPTIONS} options` },
@@ -59,7 +66,7 @@ const ScoreQuestion = z
     type: z.literal("score"),
     instructions: OptionalContent,
     criteria: z
-      .array(OptionalContent, { error: "score criteria must be an array of level descriptions, lowest first" })
+      .array(OptionalContent, { error: explain("score criteria must be an array of level descriptions, lowest first") })
       .min(MIN_SCORE_LEVELS, { error: `score needs between ${MIN_SCORE_LEVELS} and ${MAX_SCORE_LEVELS} levels` })
       .max(MAX_SCORE_LEVELS, { error: `score needs between ${MIN_SCORE_LEVELS} and ${MAX_SCORE_LEVELS} levels` }),
   })
@@ -75,9 +82,10 @@ export const JudgmentRequest = z
   .object({
     state: z.union([Content, z.null()]).optional().openapi({ description: "What the questions are about." }),
     questions: z
-      .record(nonEmptyName("question id"), Question, { error: "questions must be an object of question id to question" })
+      .record(z.string(), Question, { error: explain("questions must be an object of question id to question") })
+      .refine(noEmptyKeys("question ids").check, { error: noEmptyKeys("question ids").error })
       .refine((q) => Object.keys(q).length > 0, { error: "questions must contain at least one question" }),
-    model: z.string().optional().openapi({
+    model: z.string({ error: "model must be a string" }).optional().openapi({
       description: "jev-latest, jev-preview or the served model's id; any other name is rejected.",
     }),
   })

@@ -1,0 +1,118 @@
+/**
+ * Engine benchmark: raw prompt reading speed of a model through node-llama-cpp, against the
+ * judgment engine answering a ~300-token state with 3 questions, in the same run.
+ *
+ *   npm run bench:engine -- [--model path.gguf] [--preset qwen2.5-0.5b] [--runs 7] [--threads 0]
+ *
+ * Without --model it writes (once) and uses a fixture with the given preset's tensor shapes,
+ * which runs exactly as fast as the real model of those shapes.
+ */
+import { existsSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { getLlama, type Token } from "node-llama-cpp";
+import { createLlamaEngine } from "../src/engine/llama-engine.js";
+import { writeFixtureModel, type FixturePreset } from "../src/fixtures/fixture-model.js";
+import { buildPrompt } from "../src/judgment/prompt.js";
+import type { Question } from "../src/routes/systemone.schema.js";
+
+const { values } = parseArgs({
+  options: {
+    model: { type: "string" },
+    preset: { type: "string", default: "qwen2.5-0.5b" },
+    runs: { type: "string", default: "7" },
+    threads: { type: "string", default: "0" },
+  },
+});
+const runs = Number(values.runs);
+const threads = Number(values.threads);
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const QUESTIONS: Question[] = [
+  { type: "choice", instructions: "What is the ticket about?", criteria: { billing: "money, invoices", technical: "bugs, outages", account: "login, profile", other: null } },
+  { type: "noul", instructions: "The customer is angry.", criteria: { true: "strong negative tone" } },
+  { type: "score", instructions: "How urgent is it?", criteria: ["not urgent", "low", "medium", "high", "critical"] },
+];
+
+/** About 300 tokens of ticket text; `variant` changes its first words so no run reuses another's cache. */
+function state(variant: number): string {
+  const body =
+    "I was charged twice for my subscription this month and the second charge appeared two days after the first one. " +
+    "I contacted support last week through the chat window, and the agent told me the duplicate would be refunded within five business days. " +
+    "It has now been nine days, nothing has come back to my card, and my bank says the charge is settled and final. " +
+    "I have been a customer for three years, I pay annually, and I have never had a problem like this before. ";
+  return `Ticket ${variant}: ${body.repeat(2)}Please fix this today, or cancel my account and refund everything.`;
+}
+
+async function main(): Promise<void> {
+  const modelPath = values.model ?? (await fixture(values.preset as FixturePreset));
+  console.error(`model: ${modelPath}, threads: ${threads || "auto"}, runs: ${runs}`);
+
+  const raw = await rawPromptSpeed(modelPath);
+  const engine = createLlamaEngine({ model: modelPath, modelsDir: "models", contextSize: 8192, maxRequestTokens: 65536, threads });
+  await engine.ready;
+  if (engine.status().state !== "ready") throw new Error(JSON.stringify(engine.status()));
+
+  const timeRequest = async (variant: number, questions: Question[]) => {
+    const prepared = engine.prepare(buildPrompt(state(variant), questions));
+    const result = await engine.evaluate(prepared);
+    return { ms: result.timingMs, tokens: result.inputTokens };
+  };
+  await timeRequest(-1, QUESTIONS); // warm-up
+  const fresh3: number[] = [], fresh1: number[] = [], cached3: number[] = [];
+  let tokens3 = 0, tokens1 = 0;
+  for (let i = 0; i < runs; i++) {
+    const three = await timeRequest(1000 + i, QUESTIONS);
+    fresh3.push(three.ms);
+    tokens3 = three.tokens;
+    cached3.push((await timeRequest(1000 + i, QUESTIONS)).ms);
+    const one = await timeRequest(2000 + i, QUESTIONS.slice(0, 1));
+    fresh1.push(one.ms);
+    tokens1 = one.tokens;
+  }
+  await engine.close();
+
+  const perQuestion = (median(fresh3) - median(fresh1)) / 2;
+  const serviceTps = tokens3 / (median(fresh3) / 1000);
+  const rows: [string, string][] = [
+    ["raw prompt reading (node-llama-cpp, no judgment)", `${raw.tokensPerSecond.toFixed(1)} tokens/s (${raw.tokens} tokens, median of ${runs})`],
+    ["request: ~300-token state + 3 questions", `${median(fresh3).toFixed(0)} ms median, ${tokens3} input tokens`],
+    ["engine input tokens/s", `${serviceTps.toFixed(1)} tokens/s = ${(serviceTps / raw.tokensPerSecond).toFixed(2)} × raw`],
+    ["same request, state cached from the previous one", `${median(cached3).toFixed(0)} ms median`],
+    ["request with 1 question", `${median(fresh1).toFixed(0)} ms median, ${tokens1} input tokens`],
+    ["latency per extra question", `${perQuestion.toFixed(0)} ms`],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  for (const [k, v] of rows) console.log(`${k.padEnd(width)}  ${v}`);
+  console.log(JSON.stringify({ modelPath, runs, rawTokensPerSecond: raw.tokensPerSecond, requestMs: median(fresh3), inputTokens: tokens3, cachedRequestMs: median(cached3), oneQuestionMs: median(fresh1), perQuestionMs: perQuestion }));
+}
+
+async function fixture(preset: FixturePreset): Promise<string> {
+  const file = `models/fixture-${preset}.gguf`;
+  if (!existsSync(file)) {
+    console.error(`writing ${file} (once)…`);
+    await writeFixtureModel(file, { preset });
+  }
+  return file;
+}
+
+/** Evaluates the same ~300-token text from an empty context, `runs` times. */
+async function rawPromptSpeed(modelPath: string) {
+  const llama = await getLlama({ gpu: false, build: "never" });
+  const model = await llama.loadModel({ modelPath });
+  const context = await model.createContext({ contextSize: 8192, threads: threads || undefined, flashAttention: false });
+  const sequence = context.getSequence();
+  const tokens = model.tokenize(state(0)) as Token[];
+  await sequence.controlledEvaluate(tokens.slice(0, 8)); // warm-up
+  const seconds: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    await sequence.eraseContextTokenRanges([{ start: 0, end: sequence.nextTokenIndex }]);
+    const started = performance.now();
+    await sequence.controlledEvaluate(tokens);
+    seconds.push((performance.now() - started) / 1000);
+  }
+  await model.dispose();
+  return { tokens: tokens.length, tokensPerSecond: tokens.length / median(seconds) };
+}
+
+await main();
