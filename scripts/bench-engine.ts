@@ -100,7 +100,7 @@ async function fixture(preset: FixturePreset): Promise<string> {
 async function rawPromptSpeed(modelPath: string) {
   const llama = await getLlama({ gpu: false, build: "never" });
   const model = await llama.loadModel({ modelPath });
-  const context = await model.createContext({ contextSize: 8192, threads: threads || undefined, flashAttention: false });
+  const context = await model.createContext({ contextSize: 8192, threads: threads || llama.cpuMathCores, flashAttention: false });
   const sequence = context.getSequence();
   const tokens = model.tokenize(state(0)) as Token[];
   await sequence.controlledEvaluate(tokens.slice(0, 8)); // warm-up

@@ -1,5 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { JudgmentEngine } from "./engine/types.js";
 import { ApiError, toApiError } from "./errors.js";
 import type { KeyAuthenticator } from "./http/authenticate.js";
@@ -38,7 +39,8 @@ export function buildApp(deps: AppDeps): App {
     if (apiError.status >= 500) {
       deps.log.error("request failed", { request_id: c.get("requestId"), code: apiError.code, detail: String(error) });
     }
-    return c.json(apiError.body(), apiError.status);
+    // 499 is outside the registry Hono types; it is only ever written to the access log.
+    return c.json(apiError.body(), apiError.status as ContentfulStatusCode);
   });
   return app;
 }

@@ -1,4 +1,4 @@
-import { BudgetError, EngineFailedError, EngineUnavailableError } from "./engine/types.js";
+import { BudgetError, EngineFailedError, EngineUnavailableError, RequestAbortedError } from "./engine/types.js";
 
 /**
  * The one error catalogue: every error the API returns has a stable `code` from this table and
@@ -15,6 +15,8 @@ export const ERROR_STATUS = {
   invalid_api_key: 401,
   not_found: 404,
   body_too_large: 413,
+  /** nginx's convention for "the client closed the connection first"; only ever seen in logs. */
+  client_closed_request: 499,
   model_unavailable: 502,
   model_failed: 502,
   service_unavailable: 503,
@@ -50,5 +52,6 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof BudgetError) return new ApiError("over_budget", error.message);
   if (error instanceof EngineUnavailableError) return new ApiError("model_unavailable", error.message);
   if (error instanceof EngineFailedError) return new ApiError("model_failed", error.message);
+  if (error instanceof RequestAbortedError) return new ApiError("client_closed_request", error.message);
   return new ApiError("internal_error", "internal error; quote the x-request-id header to support");
 }

@@ -1,3 +1,4 @@
+import path from "node:path";
 import { getLlama, type LlamaModel } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildAnswer, NEUTRAL_TEMPERATURES, normalise } from "../judgment/answers.js";
@@ -132,5 +133,16 @@ describe("budgets and counting", () => {
       const sum = Object.values(answer.probabilities).reduce((s, p) => s + p, 0);
       expect(Math.abs(sum - 1), JSON.stringify(answer)).toBeLessThan(1e-12);
     }
+  });
+});
+
+describe("loading", () => {
+  it("finds a model given by a path relative to the working directory, not to the models directory", async () => {
+    const relative = path.relative(process.cwd(), await tinyFixturePath());
+    const other = createLlamaEngine({ model: relative, modelsDir: "models", contextSize: 512, maxRequestTokens: 1000, threads: 1 });
+    await other.ready;
+    expect(other.status(), `model ${relative}`).toEqual({ state: "ready" });
+    expect(other.modelId).toBe("tiny-seed1");
+    await other.close();
   });
 });

@@ -1,9 +1,9 @@
 import path from "node:path";
 import {
   getLlama,
+  LlamaLogLevel,
   resolveChatWrapper,
   resolveModelFile,
-  type Llama,
   type LlamaContext,
   type LlamaContextSequence,
   type LlamaModel,
@@ -25,6 +25,7 @@ import {
   BudgetError,
   EngineFailedError,
   EngineUnavailableError,
+  RequestAbortedError,
   type EngineResult,
   type EngineStatus,
   type JudgmentEngine,
@@ -44,7 +45,6 @@ export interface LlamaEngineOptions {
 }
 
 interface Loaded {
-  llama: Llama;
   model: LlamaModel;
   context: LlamaContext;
   sequence: LlamaContextSequence;
@@ -108,24 +108,30 @@ export function createLlamaEngine(options: LlamaEngineOptions): JudgmentEngine &
       const closing = loaded;
       loaded = undefined;
       status = { state: "failed", detail: "engine closed" };
-      if (closing) await queue.run(() => closing.llama.dispose());
+      // The model (and its context) are this engine's; the Llama runtime may be shared.
+      if (closing) await queue.run(() => closing.model.dispose());
     },
   };
 }
 
 async function load(options: LlamaEngineOptions, report: (detail: string) => void): Promise<Loaded> {
   report("resolving the model file");
-  const modelPath = await resolveModelFile(options.model, {
+  const modelPath = await resolveModelFile(asModelUri(options.model), {
     directory: options.modelsDir,
     cli: options.showDownloadProgress ?? false,
+    // /health reports download progress, for logs and orchestrators that see no terminal.
+    onProgress: ({ totalSize, downloadedSize }) =>
+      report(`downloading the model: ${totalSize > 0 ? Math.floor((100 * downloadedSize) / totalSize) : 0}%`),
   });
   report("loading the model");
-  const llama = await getLlama({ gpu: false, build: "never", logLevel: "error" as never });
+  const llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
   const model = await llama.loadModel({ modelPath });
   const context = await model.createContext({
     contextSize: options.contextSize,
     sequences: 1,
-    threads: options.threads === 0 ? undefined : options.threads,
+    // node-llama-cpp's own default oversubscribes small machines (4+ threads on 2 cores runs
+    // ~7x slower as llama.cpp's threads spin against each other), so default to the math cores.
+    threads: options.threads === 0 ? llama.cpuMathCores : options.threads,
     // llama.cpp's CPU flash attention accumulates in f16 and its result depends on how tokens
     // are batched (~1e-3 in logits): a cached prefix would then answer differently from a
     // fresh one. Without it every batching gives the same logits.
@@ -133,7 +139,7 @@ async function load(options: LlamaEngineOptions, report: (detail: string) => voi
   });
   const sequence = context.getSequence();
   const template = createChatPromptTemplate(resolveChatWrapper(model));
-  return { llama, model, context, sequence, template };
+  return { model, context, sequence, template };
 }
 
 function prepareJudgment(loaded: Loaded, prompt: JudgmentPrompt, options: LlamaEngineOptions): PreparedLlamaJudgment {
@@ -167,14 +173,15 @@ async function evaluateJudgment(
   prepared: PreparedLlamaJudgment,
   signal: AbortSignal | undefined,
 ): Promise<EngineResult> {
+  // A request whose client left while it waited in the queue costs the model nothing.
+  if (signal?.aborted) throw new RequestAbortedError("the client closed the request before it was answered");
   const started = performance.now();
-  const { sequence } = loaded;
-  const brancher = createSequenceBrancher(sequence);
+  const brancher = createSequenceBrancher(loaded.sequence);
   try {
     await brancher.reuseOrEvaluatePrefix(prepared.prefixTokens);
     const labelLogProbs: number[][] = [];
     for (const question of prepared.questions) {
-      signal?.throwIfAborted();
+      if (signal?.aborted) throw new RequestAbortedError("the client closed the request before it was answered");
       labelLogProbs.push(await readLabelLogProbs(brancher, question.trie, question.tokens, question.labelCount));
       await brancher.rollbackTo(prepared.prefixTokens.length);
     }
@@ -182,9 +189,17 @@ async function evaluateJudgment(
   } catch (error) {
     // The sequence may hold a half-evaluated branch: start the next request from scratch.
     await brancher.rollbackTo(0).catch(() => undefined);
-    if (signal?.aborted) throw signal.reason;
+    if (error instanceof RequestAbortedError) throw error;
     throw new EngineFailedError(`the model failed while evaluating: ${messageOf(error)}`, { cause: error });
   }
+}
+
+/**
+ * A local path is taken relative to the working directory, as users expect; node-llama-cpp
+ * would otherwise look for it inside the models directory.
+ */
+function asModelUri(model: string): string {
+  return /^[a-z][a-z0-9+.-]*:/i.test(model) && !/^[a-z]:[\\/]/i.test(model) ? model : path.resolve(model);
 }
 
 function modelIdFrom(model: string): string {

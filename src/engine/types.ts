@@ -47,3 +47,8 @@ export class EngineUnavailableError extends Error {
 export class EngineFailedError extends Error {
   override name = "EngineFailedError";
 }
+
+/** The client went away; nothing was answered (the status is never seen, but it is logged). */
+export class RequestAbortedError extends Error {
+  override name = "RequestAbortedError";
+}

@@ -1,5 +1,6 @@
 import type { Answer, Question } from "../routes/systemone.schema.js";
 import { argmax, choiceConfidence, scoreConfidence } from "./confidence.js";
+import { keyed } from "./keyed.js";
 
 /** Temperature per question type, applied to the label log-probabilities before normalising. */
 export interface Temperatures {
@@ -50,13 +51,4 @@ export function buildAnswer(question: Question, labelLogProbs: number[], tempera
       };
     }
   }
-}
-
-/** An object keyed exactly by `keys`, safe for keys like "__proto__". */
-export function keyed<T>(keys: string[], values: T[]): Record<string, T> {
-  const out: Record<string, T> = {};
-  keys.forEach((key, i) => {
-    Object.defineProperty(out, key, { value: values[i], enumerable: true, writable: true, configurable: true });
-  });
-  return out;
 }

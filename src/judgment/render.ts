@@ -1,3 +1,5 @@
+import { keyed } from "./keyed.js";
+
 /**
  * Renders state, instructions and descriptions to the text the model reads.
  * Structured values become JSON with keys sorted at every depth, so the same value always
@@ -12,17 +14,8 @@ export function renderValue(value: unknown): string {
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === "object") {
-    const sorted: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      // defineProperty, because a plain assignment to "__proto__" would change the prototype.
-      Object.defineProperty(sorted, key, {
-        value: sortKeys((value as Record<string, unknown>)[key]),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    }
-    return sorted;
+    const keys = Object.keys(value).sort();
+    return keyed(keys, keys.map((key) => sortKeys((value as Record<string, unknown>)[key])));
   }
   return value;
 }

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { keyed } from "../judgment/keyed.js";
 
 /**
  * Request and response schemas of POST /v1/systemone. The handler validates with these and
@@ -14,6 +15,27 @@ export const MIN_SCORE_LEVELS = 2;
 const explain = (message: string) => (issue: { input: unknown }) =>
   issue.input === undefined ? "is required" : message;
 
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * `z.record(z.string(), value)` that keeps every key. zod's own record silently drops a key
+ * named "__proto__", and option names and question ids are arbitrary strings. Validated as a
+ * Map (which has no such key), returned as an object with every key its own; the document
+ * shows it as the plain JSON object it is.
+ */
+function recordOf<V extends z.ZodType>(value: V, valueSchemaName: string, error: ReturnType<typeof explain>) {
+  return z
+    .preprocess((v) => (isPlainObject(v) ? new Map(Object.entries(v)) : v), z.map(z.string(), value, { error }))
+    .transform((map) => keyed([...map.keys()], [...map.values()]))
+    .openapi({ type: "object", additionalProperties: { $ref: `#/components/schemas/${valueSchemaName}` } });
+}
+
+/** Any JSON object, passed through untouched (so a "__proto__" key in a state survives). */
+const JsonObject = z
+  .custom<Record<string, unknown>>(isPlainObject, { error: "must be an object" })
+  .openapi({ type: "object" });
+
 const noEmptyKeys = (what: string) => ({
   error: `${what} must be non-empty strings`,
   check: (record: object) => !Object.keys(record).includes(""),
@@ -21,13 +43,13 @@ const noEmptyKeys = (what: string) => ({
 
 /** Text, or structured content rendered to stable JSON for the model. */
 const Content = z
-  .union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())], {
+  .union([z.string(), JsonObject, z.array(z.unknown())], {
     error: explain("must be a string, an object or an array"),
   })
   .openapi("Content", { description: "Text, or a JSON object/array rendered to text." });
 
 const OptionalContent = z
-  .union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown()), z.null()], {
+  .union([z.string(), JsonObject, z.array(z.unknown()), z.null()], {
     error: explain("must be a string, an object, an array or null"),
   })
   .openapi("OptionalContent");
@@ -36,10 +58,7 @@ const ChoiceQuestion = z
   .object({
     type: z.literal("choice"),
     instructions: OptionalContent,
-    criteria: z
-      .record(z.string(), OptionalContent, {
-        error: explain("choice criteria must be an object of option key to description"),
-      })
+    criteria: recordOf(OptionalContent, "OptionalContent", explain("choice criteria must be an object of option key to description"))
       .refine(noEmptyKeys("option keys").check, { error: noEmptyKeys("option keys").error })
       .refine(
         (c) => Object.keys(c).length >= MIN_CHOICE_OPTIONS && Object.keys(c).length <= MAX_CHOICE_OPTIONS,
@@ -81,8 +100,7 @@ export const Question = z
 export const JudgmentRequest = z
   .object({
     state: z.union([Content, z.null()]).optional().openapi({ description: "What the questions are about." }),
-    questions: z
-      .record(z.string(), Question, { error: explain("questions must be an object of question id to question") })
+    questions: recordOf(Question, "Question", explain("questions must be an object of question id to question"))
       .refine(noEmptyKeys("question ids").check, { error: noEmptyKeys("question ids").error })
       .refine((q) => Object.keys(q).length > 0, { error: "questions must contain at least one question" }),
     model: z.string({ error: "model must be a string" }).optional().openapi({

@@ -7,6 +7,8 @@ import type { EngineResult, JudgmentEngine, PreparedJudgment } from "../engine/t
 export interface StallingEngine extends JudgmentEngine {
   /** From now on every `evaluate` call waits at a gate until `release()`. */
   stall(): Stall;
+  /** Opens every gate ever set: for clean-up after a failed test. */
+  releaseAll(): void;
   /** How many `evaluate` calls reached this engine. */
   readonly evaluations: number;
 }
@@ -23,6 +25,7 @@ export interface Stall {
 export function createStallingEngine(inner: JudgmentEngine): StallingEngine {
   let gate: { opened: Promise<void>; enter(): void; leave(): void } | undefined;
   let evaluations = 0;
+  const releases = new Set<() => void>();
   return {
     get modelId() {
       return inner.modelId;
@@ -43,6 +46,9 @@ export function createStallingEngine(inner: JudgmentEngine): StallingEngine {
       return inner.evaluate(prepared, signal);
     },
     close: () => inner.close(),
+    releaseAll() {
+      for (const release of [...releases]) release();
+    },
     get evaluations() {
       return evaluations;
     },
@@ -63,15 +69,18 @@ export function createStallingEngine(inner: JudgmentEngine): StallingEngine {
         },
       };
       gate = thisGate;
+      const release = () => {
+        if (gate === thisGate) gate = undefined;
+        releases.delete(release);
+        open();
+      };
+      releases.add(release);
       return {
         entered,
         get waiting() {
           return waiting;
         },
-        release() {
-          if (gate === thisGate) gate = undefined;
-          open();
-        },
+        release,
       };
     },
   };

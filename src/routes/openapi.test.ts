@@ -1,0 +1,110 @@
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, show, type CapturedResponse } from "../testing/http-client.js";
+import { openApiConformance } from "../testing/openapi-conformance.js";
+import { expectRequestId } from "../testing/route-assertions.js";
+import { startTestServer, type TestServer } from "../testing/server.js";
+
+/** GET /openapi.json: a valid OpenAPI 3.1 document that describes the whole interface. */
+
+let server: TestServer;
+let response: CapturedResponse;
+let doc: any;
+beforeAll(async () => {
+  server = await startTestServer();
+  response = await call(server.url, "/openapi.json");
+  doc = response.json;
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+const pretty = () => `GET /openapi.json -> ${response.status}\n${JSON.stringify(doc, null, 1)}`;
+
+/** The operations the contract names, with the statuses each must document. */
+const OPERATIONS: [path: string, method: string, statuses: string[]][] = [
+  ["/v1/systemone", "post", ["200", "400", "401", "413", "502"]],
+  ["/health", "get", ["200", "503"]],
+  ["/v1/models", "get", ["200"]],
+];
+
+describe("GET /openapi.json", () => {
+  it("is served as JSON without a key", () => {
+    expect(response.status, show(response)).toBe(200);
+    expect(response.headers.get("content-type") ?? "", show(response)).toMatch(/^application\/json/);
+    expectRequestId(response);
+  });
+
+  it("is OpenAPI 3.1 with info.version 1.0.0", () => {
+    expect(doc.openapi, pretty()).toMatch(/^3\.1\.\d+$/);
+    expect(doc.info?.version, pretty()).toBe("1.0.0");
+    expect(typeof doc.info?.title, pretty()).toBe("string");
+  });
+
+  it("passes the OpenAPI schema validator", async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc));
+    expect(result.valid, `${JSON.stringify(result.errors, null, 1)}\n${pretty()}`).toBe(true);
+    expect(validator.version, pretty()).toBe("3.1");
+  });
+
+  for (const [path, method, statuses] of OPERATIONS) {
+    it(`describes ${method.toUpperCase()} ${path} with statuses ${statuses.join(", ")}, each JSON and with x-request-id`, () => {
+      const operation = doc.paths?.[path]?.[method];
+      expect(operation, `${method.toUpperCase()} ${path} missing\n${pretty()}`).toBeTruthy();
+      expect(Object.keys(operation.responses ?? {}).sort(), pretty()).toEqual(expect.arrayContaining(statuses));
+      for (const [status, entry] of Object.entries<any>(operation.responses)) {
+        const where = `${method.toUpperCase()} ${path} ${status}\n${pretty()}`;
+        expect(typeof entry.description, where).toBe("string");
+        expect(entry.headers?.["x-request-id"]?.schema?.type, `x-request-id header not documented: ${where}`).toBe("string");
+        expect(entry.content?.["application/json"]?.schema, `no application/json schema: ${where}`).toBeTruthy();
+      }
+    });
+  }
+
+  it.todo("describes GET /openapi.json itself (not registered in the document today)");
+
+  it("describes the bearer security scheme, required by POST /v1/systemone only", () => {
+    const schemes = doc.components?.securitySchemes ?? {};
+    const bearer = Object.entries<any>(schemes).filter(([, scheme]) => scheme.type === "http" && scheme.scheme?.toLowerCase() === "bearer");
+    expect(bearer.length, `no http bearer scheme\n${pretty()}`).toBe(1);
+    const [name] = bearer[0];
+    const required = (operation: any) => (operation.security ?? doc.security ?? []).some((entry: object) => name in entry);
+    expect(required(doc.paths["/v1/systemone"].post), `POST /v1/systemone does not require ${name}\n${pretty()}`).toBe(true);
+    expect(required(doc.paths["/health"].get), `GET /health must not require a key\n${pretty()}`).toBe(false);
+    expect(required(doc.paths["/v1/models"].get), `GET /v1/models must not require a key\n${pretty()}`).toBe(false);
+  });
+
+  it("documents a required JSON request body for POST /v1/systemone that accepts real requests", () => {
+    const body = doc.paths["/v1/systemone"].post.requestBody;
+    expect(body?.required, pretty()).toBe(true);
+    const schema = body?.content?.["application/json"]?.schema;
+    expect(schema, pretty()).toBeTruthy();
+    const conformance = openApiConformance({ ...doc, paths: { "/request": { post: { responses: { 200: { description: "", content: { "application/json": { schema } } } } } } } });
+    const validate = conformance.validatorFor("/request", "post", 200);
+    const good = {
+      model: "jev-latest",
+      state: { ticket: "charged twice" },
+      questions: {
+        c: { type: "choice", instructions: "Which?", criteria: { a: "A", b: null } },
+        n: { type: "noul", instructions: null, criteria: { true: "yes" } },
+        s: { type: "score", instructions: ["How", "much"], criteria: ["low", "high"] },
+      },
+    };
+    expect(validate(good), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate({ state: "no questions" }), "a body without questions must not validate").toBe(false);
+    expect(validate({ questions: { s: { type: "score", instructions: "x", criteria: { 0: "low" } } } }), "score criteria as an object must not validate").toBe(false);
+  });
+
+  it("documents error bodies with a string `error` for every error status", () => {
+    const conformance = openApiConformance(doc);
+    for (const [path, method, statuses] of OPERATIONS) {
+      for (const status of statuses.filter((s) => Number(s) >= 400)) {
+        const validate = conformance.validatorFor(path, method, Number(status));
+        const where = `${method.toUpperCase()} ${path} ${status}\n${pretty()}`;
+        expect(validate({}), `an empty object must not be a valid error body: ${where}`).toBe(false);
+        expect(validate({ error: 42, code: "invalid_request" }), `error must be a string: ${where}`).toBe(false);
+      }
+    }
+  });
+});
