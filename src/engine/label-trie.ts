@@ -50,8 +50,11 @@ export function trieDepth(node: LabelTrieNode): number {
 
 /** A sequence that can be extended and rolled back: the model's KV cache, or a test double. */
 export interface BranchingSequence {
-  /** Appends `tokens`, returns log P(candidate) as the next token for each candidate. */
-  extend(tokens: Token[], candidates: Token[]): Promise<Map<Token, number>>;
+  /**
+   * Appends `tokens`, returns log P(candidate) as the next token for each candidate. With
+   * `normalised` false the values may be off by a constant shared by all candidates of the call.
+   */
+  extend(tokens: Token[], candidates: Token[], normalised: boolean): Promise<Map<Token, number>>;
   /** Removes the last `count` appended tokens. */
   retract(count: number): Promise<void>;
 }
@@ -59,6 +62,11 @@ export interface BranchingSequence {
 /**
  * Appends `questionTokens`, then walks the trie depth-first, extending by one label token per
  * internal node and retracting after each branch. Leaves the sequence with the question appended.
+ *
+ * Returns log P(label) + c, with c the same for every label of the question: the first step's
+ * normaliser is shared by all labels and cancels in any softmax over them, at any temperature,
+ * so it is skipped (reading it means reading the whole vocabulary). Deeper steps differ per
+ * branch and are normalised exactly.
  */
 export async function readLabelLogProbs(
   sequence: BranchingSequence,
@@ -67,7 +75,7 @@ export async function readLabelLogProbs(
   labelCount: number,
 ): Promise<number[]> {
   const logProbs = new Array<number>(labelCount).fill(Number.NaN);
-  await walk(sequence, root, questionTokens, 0, logProbs);
+  await walk(sequence, root, questionTokens, 0, logProbs, true);
   return logProbs;
 }
 
@@ -77,14 +85,15 @@ async function walk(
   appended: Token[],
   logProbSoFar: number,
   out: number[],
+  isRoot: boolean,
 ): Promise<void> {
-  const next = await sequence.extend(appended, [...node.children.keys()]);
+  const next = await sequence.extend(appended, [...node.children.keys()], !isRoot);
   for (const [token, child] of node.children) {
     const logProb = logProbSoFar + (next.get(token) ?? Number.NaN);
     if (child.labelIndex !== undefined) {
       out[child.labelIndex] = logProb;
     } else {
-      await walk(sequence, child, [token], logProb, out);
+      await walk(sequence, child, [token], logProb, out, false);
       await sequence.retract(1);
     }
   }

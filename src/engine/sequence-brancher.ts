@@ -26,18 +26,33 @@ export function createSequenceBrancher(sequence: LlamaContextSequence): Sequence
       await rollbackTo(common);
       if (common < prefix.length) await sequence.controlledEvaluate(prefix.slice(common));
     },
-    async extend(tokens, candidates) {
+    async extend(tokens, candidates, normalised) {
+      // Only the requested logits cross into JavaScript unless the normaliser is needed.
+      const logits = normalised ? true : { filter: { tokens: candidates } };
       const input: ControlledEvaluateInputItem[] = tokens.slice(0, -1);
-      input.push([tokens[tokens.length - 1], { generateNext: { logits: true, options: { temperature: 0 } } }]);
+      input.push([tokens[tokens.length - 1], { generateNext: { logits, options: { temperature: 0 } } }]);
       const output = await sequence.controlledEvaluate(input);
-      const logits = output[tokens.length - 1]?.next.logits;
-      if (!logits) throw new Error("the model returned no logits");
-      return logProbsOf(logits, candidates);
+      const next = output[tokens.length - 1]?.next.logits;
+      if (!next) throw new Error("the model returned no logits");
+      return normalised ? logProbsOf(next, candidates) : pick(next, candidates);
     },
     async retract(count) {
       await rollbackTo(sequence.nextTokenIndex - count);
     },
   };
+}
+
+function pick(logits: Map<Token, number>, candidates: Token[]): Map<Token, number> {
+  const result = new Map<Token, number>();
+  for (const token of candidates) result.set(token, logitOf(logits, token));
+  return result;
+}
+
+/** Greedy sampling (temperature 0) leaves every logit in place; a missing one is a bug, not a 0. */
+function logitOf(logits: Map<Token, number>, token: Token): number {
+  const logit = logits.get(token);
+  if (logit === undefined) throw new Error(`the model returned no logit for token ${token}`);
+  return logit;
 }
 
 /**
@@ -51,10 +66,6 @@ export function logProbsOf(logits: Map<Token, number>, candidates: Token[]): Map
   for (const value of logits.values()) total += Math.exp(value - max);
   const logNormaliser = max + Math.log(total);
   const result = new Map<Token, number>();
-  for (const token of candidates) {
-    const logit = logits.get(token);
-    if (logit === undefined) throw new Error(`the model returned no logit for token ${token}`);
-    result.set(token, logit - logNormaliser);
-  }
+  for (const token of candidates) result.set(token, logitOf(logits, token) - logNormaliser);
   return result;
 }

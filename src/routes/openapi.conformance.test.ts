@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { evaluateFailsEngine, loadingEngine, failedEngine, unavailableEngine } from "../testing/fault-engines.js";
-import { call, postJudgment, type CapturedResponse } from "../testing/http-client.js";
+import { call, postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
 import { openApiConformance, type OpenApiConformance } from "../testing/openapi-conformance.js";
 import { startTestServer, type TestServer } from "../testing/server.js";
 
@@ -22,7 +22,7 @@ beforeAll(async () => {
     startTestServer({ engine: failedEngine("model failed to load: bad magic") }),
   ]);
   const document = await call(server.url, "/openapi.json");
-  expect(document.status).toBe(200);
+  expect(document.status, show(document)).toBe(200);
   conformance = openApiConformance(document.json);
 });
 afterAll(async () => {
@@ -68,7 +68,7 @@ describe("real responses match the OpenAPI document", () => {
   for (const [name, request, status] of CASES) {
     it(name, async () => {
       const response = await request();
-      expect(response.status, `${name}: unexpected status\n${response.status} ${response.text}`).toBe(status);
+      expect(response.status, show(response, `${name}: unexpected status`)).toBe(status);
       conformance.check(response);
     });
   }

@@ -1,4 +1,6 @@
+import { z } from "@hono/zod-openapi";
 import type { App } from "../http/context.js";
+import { requestIdHeader } from "./shared.schema.js";
 
 export const API_VERSION = "1.0.0";
 
@@ -8,6 +10,19 @@ export function registerOpenApi(app: App): void {
     type: "http",
     scheme: "bearer",
     description: "An API key created with `judge keys create`.",
+  });
+  // doc31 serves the document but does not describe its own route.
+  app.openAPIRegistry.registerPath({
+    method: "get",
+    path: "/openapi.json",
+    summary: "This document",
+    responses: {
+      200: {
+        description: "The OpenAPI 3.1 description of the interface.",
+        headers: requestIdHeader,
+        content: { "application/json": { schema: z.record(z.string(), z.unknown()) } },
+      },
+    },
   });
   app.doc31("/openapi.json", {
     openapi: "3.1.0",

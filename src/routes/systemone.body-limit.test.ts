@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, postJudgment, show } from "../testing/http-client.js";
 import { expectErrorResponse } from "../testing/route-assertions.js";
 import { startTestServer, type TestServer } from "../testing/server.js";
-import { postChunked, showStreamed } from "../testing/stream-request.js";
+import { postChunked, showStreamed, type StreamedRequestResult } from "../testing/stream-request.js";
 
 /** POST /v1/systemone: the 256 KB body limit, with and without Content-Length. */
 
@@ -48,10 +48,12 @@ describe("with Content-Length", () => {
   });
 
   it("a Content-Length over 256 KB is refused before the body arrives", async () => {
-    // Declares 1 MB, sends only the first 16 KB: the server must answer from the header alone.
+    // Declares 4 MB, sends only the first 16 KB: the server must answer from the header alone.
     const result = await postWithDeclaredLength(4 * KB * KB, bodyOfSize(16 * KB));
-    expect(result.status, result.text).toBe(413);
-    expect(JSON.parse(result.text), result.text).toMatchObject({ error: expect.any(String), code: "body_too_large" });
+    const message = showStreamed(result, "POST with Content-Length: 4194304, 16 KB sent");
+    expect(result.status, message).toBe(413);
+    expect(result.headers["x-request-id"], message).toBeTruthy();
+    expect(JSON.parse(result.text), message).toMatchObject({ error: expect.any(String), code: "body_too_large" });
   });
 });
 
@@ -115,7 +117,7 @@ describe("after oversized requests", () => {
 });
 
 /** Sends a Content-Length header larger than the bytes actually written, then waits for the answer. */
-async function postWithDeclaredLength(declared: number, partial: string): Promise<{ status: number | undefined; text: string }> {
+async function postWithDeclaredLength(declared: number, partial: string): Promise<StreamedRequestResult> {
   const { request } = await import("node:http");
   return new Promise((resolve, reject) => {
     const req = request(`${server.url}/v1/systemone`, {
@@ -137,7 +139,7 @@ async function postWithDeclaredLength(declared: number, partial: string): Promis
       response.on("end", () => {
         clearTimeout(timer);
         req.destroy();
-        resolve({ status: response.statusCode, text });
+        resolve({ status: response.statusCode, headers: response.headers, text, bytesWritten: Buffer.byteLength(partial), finishedWriting: false });
       });
     });
     req.write(partial);

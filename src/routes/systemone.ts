@@ -9,7 +9,7 @@ import { buildAnswer, type Temperatures } from "../judgment/answers.js";
 import { keyed } from "../judgment/keyed.js";
 import { buildPrompt } from "../judgment/prompt.js";
 import { errorResponses, requestIdHeader } from "./shared.schema.js";
-import { JudgmentRequest, JudgmentResponse, type Question } from "./systemone.schema.js";
+import { JudgmentRequest, JudgmentResponse, Question } from "./systemone.schema.js";
 
 /** Model names the ecosystem's SDKs send by default; they mean "the model this server serves". */
 export const MODEL_ALIASES = ["jev-latest", "jev-preview"] as const;
@@ -43,6 +43,9 @@ const route = createRoute({
 });
 
 export function registerSystemOne(app: App, deps: SystemOneDeps): void {
+  // `questions` is documented by a hand-written $ref (see recordOf), so the schema it points
+  // to is registered explicitly.
+  app.openAPIRegistry.register("Question", Question);
   app.openAPIRegistry.registerPath(route);
   app.post(route.path, authenticate(deps.keys), async (c) => {
     const request = parseJudgmentRequest(await readJsonBody(c.req.raw), deps);

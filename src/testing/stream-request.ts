@@ -82,12 +82,12 @@ export async function postChunked(
   return { status, headers: responseHeaders, text, bytesWritten: written, finishedWriting, error };
 }
 
-export function showStreamed(result: StreamedRequestResult): string {
+export function showStreamed(result: StreamedRequestResult, label = "chunked POST"): string {
   const headers = Object.entries(result.headers)
     .map(([name, value]) => `  ${name}: ${String(value)}`)
     .join("\n");
   return (
-    `chunked POST -> ${result.status ?? "no response"} after writing ${result.bytesWritten} bytes` +
+    `${label} -> ${result.status ?? "no response"} after writing ${result.bytesWritten} bytes` +
     ` (finished writing: ${result.finishedWriting})${result.error ? `, client error: ${result.error}` : ""}\n${headers}\n  body: ${result.text}`
   );
 }
