@@ -72,9 +72,14 @@ function printFirstKeyHelp(config: Config): void {
   );
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const running = await start(loadConfig());
+/** Serves until SIGINT or SIGTERM, then stops taking requests and releases the model and database. */
+export async function serveUntilSignalled(config: Config): Promise<void> {
+  const running = await start(config);
   const shutdown = () => void running.close().then(() => process.exit(0));
   process.once("SIGINT", shutdown);
   process.once("SIGTERM", shutdown);
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  await serveUntilSignalled(loadConfig());
 }

@@ -33,8 +33,8 @@ function registerServeCommand(program: Command): void {
     .description("Run the HTTP service (configured by JUDGE_* environment variables)")
     .action(async (_options: unknown, command: Command) => {
       const config = resolveConfig(command);
-      const { start } = await import("../main.js");
-      await start(config);
+      const { serveUntilSignalled } = await import("../main.js");
+      await serveUntilSignalled(config);
     });
 }
 
