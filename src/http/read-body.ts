@@ -4,6 +4,13 @@ import { ApiError } from "../errors.js";
 export const MAX_BODY_BYTES = 256 * 1024;
 
 /**
+ * How deeply a body may nest objects and arrays. 256 KB of brackets parses fine (V8's JSON
+ * parser does not recurse) but would overflow the stack of everything that walks the value
+ * afterwards; no real state needs more than a few levels.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
  * Reads a JSON body, refusing it as soon as it passes `maxBytes`: at once from Content-Length,
  * and while streaming for chunked bodies, so an oversized body is never held in memory.
  */
@@ -18,11 +25,30 @@ export async function readJsonBody(request: Request, maxBytes = MAX_BODY_BYTES):
     throw new ApiError("invalid_json", "the request body is not valid UTF-8");
   }
   if (text.trim() === "") throw new ApiError("invalid_json", "the request body is empty; send a JSON object");
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     throw new ApiError("invalid_json", `the request body is not valid JSON: ${(error as Error).message}`);
   }
+  if (nestingDepth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    throw new ApiError("invalid_request", `the request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  return value;
+}
+
+/** Depth of nested objects/arrays, counted without recursion; stops once past `limit`. */
+export function nestingDepth(value: unknown, limit: number): number {
+  let deepest = 0;
+  const pending: [unknown, number][] = [[value, 0]];
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop()!;
+    if (item === null || typeof item !== "object") continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > limit) return deepest;
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return deepest;
 }
 
 async function readAtMost(request: Request, maxBytes: number): Promise<Uint8Array> {

@@ -92,6 +92,21 @@ describe("400 for a bad request, never a 5xx", () => {
     expect(response.json.error, show(response)).toMatch(/token/);
   });
 
+  it("a state or instructions nested deeper than 64 levels", async () => {
+    const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+    for (const body of [
+      `{"state":${nested(100_000)},"questions":{"q":{"type":"noul","instructions":"x"}}}`,
+      `{"questions":{"q":{"type":"noul","instructions":${'{"a":'.repeat(40_000)}1${"}".repeat(40_000)}}}}`,
+    ]) {
+      const response = await postJudgment(server, body);
+      expectErrorResponse(response, 400, "invalid_request");
+      expect(response.json.error, show(response)).toMatch(/nests .* deeper than 64 levels/);
+    }
+    // 60 levels inside the state fits (the body itself and "state" are the first two).
+    const deepButAllowed = await postJudgment(server, `{"state":${nested(60)},"questions":{"q":{"type":"noul","instructions":"x"}}}`);
+    expect(deepButAllowed.status, show(deepButAllowed)).toBe(200);
+  });
+
   it("the same server still answers after all of them", async () => {
     const response = await postJudgment(server, ask(yesNo));
     expect(response.status, show(response)).toBe(200);
