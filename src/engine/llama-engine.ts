@@ -115,7 +115,7 @@ export function createLlamaEngine(options: LlamaEngineOptions): JudgmentEngine &
 }
 
 async function load(options: LlamaEngineOptions, report: (detail: string) => void): Promise<Loaded> {
-  report("resolving the model file");
+  report(`looking for ${options.model} (downloading it into ${options.modelsDir} if missing)`);
   const modelPath = await resolveModelFile(asModelUri(options.model), {
     directory: options.modelsDir,
     cli: options.showDownloadProgress ?? false,
