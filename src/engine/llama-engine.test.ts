@@ -1,3 +1,5 @@
+import { rm } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { getLlama, type LlamaModel } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,7 +9,8 @@ import type { Question } from "../routes/systemone.schema.js";
 import { tinyFixturePath } from "../testing/fixture.js";
 import { referenceProbabilities } from "../testing/reference.js";
 import { createLlamaEngine } from "./llama-engine.js";
-import { BudgetError } from "./types.js";
+import { writeFixtureModel } from "../fixtures/fixture-model.js";
+import { BudgetError, EngineFailedError } from "./types.js";
 
 const choice = (n: number): Question => ({
   type: "choice",
@@ -144,5 +147,20 @@ describe("loading", () => {
     expect(other.status(), `model ${relative}`).toEqual({ state: "ready" });
     expect(other.modelId).toBe("tiny-seed1");
     await other.close();
+  });
+});
+
+describe("a broken model", () => {
+  it("fails the evaluation (a 502) instead of answering NaN", async () => {
+    const file = path.join(os.tmpdir(), `tjs-nan-${process.pid}.gguf`);
+    await writeFixtureModel(file, { preset: "tiny", nanLogits: true });
+    const broken = createLlamaEngine({ model: file, modelsDir: ".", contextSize: 1024, maxRequestTokens: 10_000, threads: 1 });
+    await broken.ready;
+    const prompt = buildPrompt(STATE, [choice(3)]);
+    const failure = await broken.evaluate(broken.prepare(prompt)).catch((error: unknown) => error);
+    expect(failure, String(failure)).toBeInstanceOf(EngineFailedError);
+    expect(String(failure)).toMatch(/non-finite/);
+    await broken.close();
+    await rm(file, { force: true });
   });
 });

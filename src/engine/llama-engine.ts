@@ -182,7 +182,10 @@ async function evaluateJudgment(
     const labelLogProbs: number[][] = [];
     for (const question of prepared.questions) {
       if (signal?.aborted) throw new RequestAbortedError("the client closed the request before it was answered");
-      labelLogProbs.push(await readLabelLogProbs(brancher, question.trie, question.tokens, question.labelCount));
+      const logProbs = await readLabelLogProbs(brancher, question.trie, question.tokens, question.labelCount);
+      // −∞ is a label the model rules out; NaN or +∞ means broken weights, never an answer.
+      if (logProbs.some((lp) => Number.isNaN(lp) || lp === Infinity)) throw new Error("the model produced non-finite logits");
+      labelLogProbs.push(logProbs);
       await brancher.rollbackTo(prepared.prefixTokens.length);
     }
     return { labelLogProbs, inputTokens: prepared.inputTokens, timingMs: performance.now() - started };

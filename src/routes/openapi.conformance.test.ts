@@ -79,7 +79,7 @@ describe("the conformance check itself", () => {
     method,
     path,
     status,
-    headers: new Headers({ "content-type": "application/json", "x-request-id": "req_test" }),
+    headers: new Headers({ "content-type": "application/json", "x-request-id": "req_test", "x-typesafe-request-id": "req_test" }),
     text: JSON.stringify(body),
     json: body,
   });

@@ -12,6 +12,10 @@ export const ErrorBody = z
 
 export const requestIdHeader = {
   "x-request-id": { description: "Unique id of the request; quote it to support.", schema: { type: "string" as const } },
+  "x-typesafe-request-id": {
+    description: "The same id, under the name the System One SDKs read it from.",
+    schema: { type: "string" as const },
+  },
 };
 
 export function errorResponses<S extends ErrorStatus>(descriptions: Record<S, string>) {
