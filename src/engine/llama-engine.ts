@@ -174,14 +174,14 @@ async function evaluateJudgment(
   signal: AbortSignal | undefined,
 ): Promise<EngineResult> {
   // A request whose client left while it waited in the queue costs the model nothing.
-  if (signal?.aborted) throw new RequestAbortedError("the client closed the request before it was answered");
+  throwIfClientLeft(signal);
   const started = performance.now();
   const brancher = createSequenceBrancher(loaded.sequence);
   try {
     await brancher.reuseOrEvaluatePrefix(prepared.prefixTokens);
     const labelLogProbs: number[][] = [];
     for (const question of prepared.questions) {
-      if (signal?.aborted) throw new RequestAbortedError("the client closed the request before it was answered");
+      throwIfClientLeft(signal);
       const logProbs = await readLabelLogProbs(brancher, question.trie, question.tokens, question.labelCount);
       // −∞ is a label the model rules out; NaN or +∞ means broken weights, never an answer.
       if (logProbs.some((lp) => Number.isNaN(lp) || lp === Infinity)) throw new Error("the model produced non-finite logits");
@@ -195,6 +195,10 @@ async function evaluateJudgment(
     if (error instanceof RequestAbortedError) throw error;
     throw new EngineFailedError(`the model failed while evaluating: ${messageOf(error)}`, { cause: error });
   }
+}
+
+function throwIfClientLeft(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new RequestAbortedError("the client closed the request before it was answered");
 }
 
 /**
