@@ -1,6 +1,6 @@
 /**
  * Engine benchmark: raw prompt reading speed of a model through node-llama-cpp, against the
- * judgment engine answering a ~300-token state with 3 questions, in the same run.
+ * judgment engine answering a ~190-word (1 KB) state with 3 questions, in the same run.
  *
  *   npm run bench:engine -- [--model path.gguf] [--preset qwen2.5-0.5b] [--runs 7] [--threads 0]
  *
@@ -34,7 +34,7 @@ const QUESTIONS: Question[] = [
   { type: "score", instructions: "How urgent is it?", criteria: ["not urgent", "low", "medium", "high", "critical"] },
 ];
 
-/** About 300 tokens of ticket text; `variant` changes its first words so no run reuses another's cache. */
+/** About 190 words (1 KB) of ticket text; `variant` changes its first words so no run reuses another's cache. */
 function state(variant: number): string {
   const body =
     "I was charged twice for my subscription this month and the second charge appeared two days after the first one. " +
@@ -80,7 +80,7 @@ async function main(): Promise<void> {
   const serviceTps = tokens3 / (median(fresh3) / 1000);
   const rows: [string, string][] = [
     ["raw prompt reading (node-llama-cpp, no judgment)", `${rawTokensPerSecond.toFixed(1)} tokens/s (${raw.tokens} tokens, median of ${runs})`],
-    ["request: ~300-token state + 3 questions", `${median(fresh3).toFixed(0)} ms median, ${tokens3} input tokens`],
+    ["request: 1 KB state + 3 questions", `${median(fresh3).toFixed(0)} ms median, ${tokens3} input tokens`],
     ["engine input tokens/s", `${serviceTps.toFixed(1)} tokens/s = ${(serviceTps / rawTokensPerSecond).toFixed(2)} × raw`],
     ["same request, state cached from the previous one", `${median(cached3).toFixed(0)} ms median`],
     ["request with 1 question", `${median(fresh1).toFixed(0)} ms median, ${tokens1} input tokens`],
@@ -100,7 +100,7 @@ async function fixture(preset: FixturePreset): Promise<string> {
   return file;
 }
 
-/** The ceiling: the same model reading a ~300-word text from an empty context, nothing else. */
+/** The ceiling: the same model reading the 1 KB state text from an empty context, nothing else. */
 async function rawReader(modelPath: string) {
   const llama = await getLlama({ gpu: false, build: "never" });
   const model = await llama.loadModel({ modelPath });
