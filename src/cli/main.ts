@@ -1,4 +1,11 @@
 import { Command, InvalidArgumentError, Option } from "commander";
+import {
+  FIXTURE_PRESETS,
+  FIXTURE_WEIGHT_TYPES,
+  writeFixtureModel,
+  type FixturePreset,
+  type FixtureWeightType,
+} from "../fixtures/fixture-model.js";
 import { isStoreError } from "../store/store.js";
 import { registerAccountsCommands } from "./accounts.js";
 import { CliError, emit, resolveConfig } from "./context.js";
@@ -6,12 +13,9 @@ import { registerKeysCommands } from "./keys.js";
 
 /**
  * Entry point of the `judge` CLI (bin/judge.js imports this module; `npm run judge` runs it).
- * Commands whose implementations are heavy (the server, the model fixture writer) are imported
- * inside their actions, so `judge keys list` does not pay for loading the inference engine.
+ * The server is imported inside its action, so `judge keys list` does not pay for loading the
+ * inference engine.
  */
-
-const FIXTURE_PRESETS = ["tiny", "qwen2.5-0.5b", "qwen2.5-1.5b"] as const;
-type FixturePresetName = (typeof FIXTURE_PRESETS)[number];
 
 function buildProgram(): Command {
   const program = new Command("judge")
@@ -49,12 +53,16 @@ function registerFixtureCommand(program: Command): void {
     )
     .requiredOption("--out <path>", "file to write")
     .option("--seed <n>", "seed for the random weights (non-negative integer)", parseSeed)
+    .addOption(new Option("--weights <type>", "type of the weight matrices (default: the preset's)").choices(FIXTURE_WEIGHT_TYPES))
     .action(
-      async (options: { preset: FixturePresetName; out: string; seed?: number }, command: Command) => {
-        const { writeFixtureModel } = await import("../fixtures/fixture-model.js");
+      async (
+        options: { preset: FixturePreset; out: string; seed?: number; weights?: FixtureWeightType },
+        command: Command,
+      ) => {
         const written = await writeFixtureModel(options.out, {
           preset: options.preset,
           seed: options.seed,
+          weightType: options.weights,
         });
         emit(command, {
           json: written,
