@@ -10,7 +10,8 @@ import { tinyFixturePath } from "../testing/fixture.js";
 import { referenceProbabilities } from "../testing/reference.js";
 import { createLlamaEngine } from "./llama-engine.js";
 import { writeFixtureModel } from "../fixtures/fixture-model.js";
-import { BudgetError, EngineFailedError } from "./types.js";
+import { readyTinyEngine } from "../testing/server.js";
+import { BudgetError, EngineFailedError, type JudgmentEngine } from "./types.js";
 
 const choice = (n: number): Question => ({
   type: "choice",
@@ -24,15 +25,13 @@ const score = (n: number): Question => ({
 });
 const STATE = { ticket: "I was charged twice. 한국어 🎉", priority: 2 };
 
-let engine: ReturnType<typeof createLlamaEngine>;
+let engine: JudgmentEngine;
 let model: LlamaModel;
 
 beforeAll(async () => {
-  const modelPath = await tinyFixturePath();
-  engine = createLlamaEngine({ model: modelPath, modelsDir: ".", contextSize: 8192, maxRequestTokens: 100_000, threads: 1 });
-  await engine.ready;
+  engine = await readyTinyEngine();
   const llama = await getLlama({ gpu: false, build: "never" });
-  model = await llama.loadModel({ modelPath });
+  model = await llama.loadModel({ modelPath: await tinyFixturePath() });
 });
 afterAll(async () => {
   await engine?.close();
