@@ -24,6 +24,31 @@ export function normalise(labelLogProbs: number[], temperature: number): number[
   return weights.map((w) => w / total);
 }
 
+/**
+ * The uncalibrated log-probabilities over the labels (temperature 1), keyed like the answer's
+ * probabilities, for calibration tools (`include_logits`). The engine's scores carry an
+ * arbitrary constant per question; renormalising removes it so the values mean log P.
+ * noul's labels are read in the order true, false.
+ */
+export function keyedLogits(question: Question, labelLogProbs: number[]): Record<string, number> {
+  const logP = logSoftmax(labelLogProbs);
+  switch (question.type) {
+    case "choice":
+      return keyed(Object.keys(question.criteria), logP);
+    case "noul":
+      return keyed(["true", "false"], logP);
+    case "score":
+      return keyed(logP.map((_, i) => String(i)), logP);
+  }
+}
+
+/** Computed in the log domain so a label far below the others stays finite rather than log(0). */
+function logSoftmax(scores: number[]): number[] {
+  const max = Math.max(...scores);
+  const logTotal = Math.log(scores.reduce((sum, s) => sum + Math.exp(s - max), 0));
+  return scores.map((s) => s - max - logTotal);
+}
+
 /** Builds an answer in the wire shape from the label log-probabilities the engine read. */
 export function buildAnswer(question: Question, labelLogProbs: number[], temperatures: Temperatures): Answer {
   const p = normalise(labelLogProbs, temperatures[question.type]);

@@ -106,6 +106,11 @@ export const JudgmentRequest = z
     model: z.string({ error: "model must be a string" }).optional().openapi({
       description: "jev-latest, jev-preview or the served model's id; any other name is rejected.",
     }),
+    include_logits: z.boolean({ error: "include_logits must be true or false" }).optional().openapi({
+      description:
+        "Extension of this server: when true, every answer also carries `logits`, the model's raw " +
+        "uncalibrated log-probability of each label (for calibration tools).",
+    }),
   })
   .openapi("JudgmentRequest");
 
@@ -117,17 +122,24 @@ export type ScoreQuestion = z.infer<typeof ScoreQuestion>;
 
 const Probability = z.number().min(0).max(1);
 
+/** Present only when the request asked for `include_logits`: keyed like `probabilities`. */
+const Logits = z
+  .record(z.string(), z.number())
+  .optional()
+  .openapi({ description: 'Raw log P of each label before calibration; noul is keyed "true" and "false".' });
+
 const ChoiceAnswer = z
   .object({
     type: z.literal("choice"),
     choice: z.string().openapi({ description: "Key of the most likely option." }),
     probabilities: z.record(z.string(), Probability).openapi({ description: "Option key to probability; sums to 1." }),
     confidence: Probability,
+    logits: Logits,
   })
   .openapi("ChoiceAnswer");
 
 const NoulAnswer = z
-  .object({ type: z.literal("noul"), noul: Probability.openapi({ description: "P(statement holds)." }) })
+  .object({ type: z.literal("noul"), noul: Probability.openapi({ description: "P(statement holds)." }), logits: Logits })
   .openapi("NoulAnswer");
 
 const ScoreAnswer = z
@@ -137,6 +149,7 @@ const ScoreAnswer = z
     probabilities: z.record(z.string(), Probability).openapi({ description: 'Level "0"…"n-1" to probability.' }),
     legend: z.record(z.string(), z.unknown()).openapi({ description: "Level to its description, echoed." }),
     confidence: Probability,
+    logits: Logits,
   })
   .openapi("ScoreAnswer");
 

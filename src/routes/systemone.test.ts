@@ -189,3 +189,40 @@ describe("x-request-id", () => {
     expect(responses.map((r) => r.status), all).toEqual([200, 200, 400, 400, 401, 401, 200, 200, 200, 404]);
   });
 });
+
+describe("include_logits (an extension for calibration tools)", () => {
+  const questions = { category: choice(["billing", "bug", "feature request"]), angry: noul, urgency: score(4) };
+  const softmax = (xs: number[]) => {
+    const max = Math.max(...xs);
+    const w = xs.map((x) => Math.exp(x - max));
+    return w.map((x) => x / sum(w));
+  };
+
+  it("adds each label's raw log-probability, keyed like probabilities, whose softmax is the answer", async () => {
+    const response = await postJudgment(server, { state: STATE, questions, include_logits: true });
+    const message = show(response);
+    expect(response.status, message).toBe(200);
+    const { category, angry, urgency } = response.json.answers;
+    expect(Object.keys(category.logits), message).toEqual(["billing", "bug", "feature request"]);
+    expect(Object.keys(angry.logits), message).toEqual(["true", "false"]);
+    expect(Object.keys(urgency.logits), message).toEqual(["0", "1", "2", "3"]);
+    const fromLogits = (logits: Record<string, number>) => softmax(Object.values(logits));
+    fromLogits(category.logits).forEach((p, i) => expect(p, message).toBeCloseTo(Object.values(category.probabilities as Record<string, number>)[i], 12));
+    fromLogits(urgency.logits).forEach((p, i) => expect(p, message).toBeCloseTo(Object.values(urgency.probabilities as Record<string, number>)[i], 12));
+    expect(fromLogits(angry.logits)[0], message).toBeCloseTo(angry.noul, 12);
+    for (const value of [category, angry, urgency].flatMap((a) => Object.values(a.logits as Record<string, number>))) {
+      expect(Number.isFinite(value) && value <= 0, `log-probability ${value} must be finite and ≤ 0\n${message}`).toBe(true);
+    }
+  });
+
+  it("is off by default: answers carry no logits", async () => {
+    const response = await postJudgment(server, { state: STATE, questions });
+    for (const answer of Object.values(response.json.answers as Record<string, object>)) {
+      expect(answer, show(response)).not.toHaveProperty("logits");
+    }
+  });
+
+  it("must be a boolean (400 otherwise)", async () => {
+    expectErrorResponse(await postJudgment(server, { state: STATE, questions, include_logits: "yes" }), 400);
+  });
+});

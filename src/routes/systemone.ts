@@ -5,7 +5,7 @@ import { ApiError } from "../errors.js";
 import { authenticate, type KeyAuthenticator } from "../http/authenticate.js";
 import type { App } from "../http/context.js";
 import { readJsonBody } from "../http/read-body.js";
-import { buildAnswer, type Temperatures } from "../judgment/answers.js";
+import { buildAnswer, keyedLogits, type Temperatures } from "../judgment/answers.js";
 import { keyed } from "../judgment/keyed.js";
 import { buildPrompt } from "../judgment/prompt.js";
 import { errorResponses, requestIdHeader } from "./shared.schema.js";
@@ -53,7 +53,10 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
     const questions = Object.values(request.questions);
     const prepared = prepareOrExplain(deps.engine, request.state, questions, ids);
     const result = await deps.engine.evaluate(prepared, c.req.raw.signal);
-    const answers = questions.map((q, i) => buildAnswer(q, result.labelLogProbs[i], deps.temperatures));
+    const answers = questions.map((q, i) => {
+      const answer = buildAnswer(q, result.labelLogProbs[i], deps.temperatures);
+      return request.include_logits ? { ...answer, logits: keyedLogits(q, result.labelLogProbs[i]) } : answer;
+    });
     const body: JudgmentResponse = {
       model: deps.engine.modelId,
       answers: keyed(ids, answers),
