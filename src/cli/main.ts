@@ -8,7 +8,9 @@ import {
 } from "../fixtures/fixture-model.js";
 import { isStoreError } from "../store/store.js";
 import { registerAccountsCommands } from "./accounts.js";
+import { registerBenchCommand } from "./bench.js";
 import { CliError, emit, resolveConfig } from "./context.js";
+import { registerEvaluationCommands } from "./evaluation.js";
 import { registerKeysCommands } from "./keys.js";
 
 /**
@@ -28,6 +30,8 @@ function buildProgram(): Command {
   registerKeysCommands(program);
   registerServeCommand(program);
   registerFixtureCommand(program);
+  registerEvaluationCommands(program);
+  registerBenchCommand(program);
   return program;
 }
 
