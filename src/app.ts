@@ -8,12 +8,13 @@ import type { App, AppEnv } from "./http/context.js";
 import { requestId } from "./http/request-id.js";
 import type { Temperatures } from "./judgment/answers.js";
 import type { Logger } from "./logger.js";
+import type { BillingDeps } from "./routes/systemone.billing.js";
 import { registerHealth } from "./routes/health.js";
 import { registerModels } from "./routes/models.js";
 import { registerOpenApi } from "./routes/openapi.js";
 import { registerSystemOne } from "./routes/systemone.js";
 
-export interface AppDeps {
+export interface AppDeps extends BillingDeps {
   engine: JudgmentEngine;
   keys: KeyAuthenticator;
   log: Logger;
@@ -40,7 +41,7 @@ export function buildApp(deps: AppDeps): App {
       deps.log.error("request failed", { request_id: c.get("requestId"), code: apiError.code, detail: String(error) });
     }
     // 499 is outside the registry Hono types; it is only ever written to the access log.
-    return c.json(apiError.body(), apiError.status as ContentfulStatusCode);
+    return c.json(apiError.body(), apiError.status as ContentfulStatusCode, apiError.headers);
   });
   return app;
 }

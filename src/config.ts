@@ -30,6 +30,13 @@ const ConfigSchema = z.object({
   JUDGE_MAX_REQUEST_TOKENS: integer(16384, 256, 1_048_576),
   /** CPU threads for inference; 0 lets llama.cpp decide. */
   JUDGE_THREADS: integer(0, 0, 512),
+  /** Longest a request may wait for and use the model; past it, 502 and nothing is charged. */
+  JUDGE_REQUEST_TIMEOUT_MS: integer(30_000, 100, 3_600_000),
+  /** Bearer token of the console and the admin API; unset, both are switched off. */
+  JUDGE_ADMIN_TOKEN: z
+    .string()
+    .min(24, "must be at least 24 characters (e.g. openssl rand -hex 24)")
+    .optional(),
   /** Optional JSON calibration profile (temperatures per question type). */
   JUDGE_CALIBRATION: z.string().min(1).optional(),
   JUDGE_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
@@ -49,6 +56,8 @@ export interface Config {
   maxRequestTokens: number;
   threads: number;
   calibrationPath?: string;
+  requestTimeoutMs: number;
+  adminToken?: string;
   logLevel: RawConfig["JUDGE_LOG_LEVEL"];
 }
 
@@ -71,6 +80,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     maxRequestTokens: raw.JUDGE_MAX_REQUEST_TOKENS,
     threads: raw.JUDGE_THREADS,
     calibrationPath: raw.JUDGE_CALIBRATION,
+    requestTimeoutMs: raw.JUDGE_REQUEST_TIMEOUT_MS,
+    adminToken: raw.JUDGE_ADMIN_TOKEN,
     logLevel: raw.JUDGE_LOG_LEVEL,
   };
 }

@@ -11,14 +11,20 @@ export const ERROR_STATUS = {
   unknown_model: 400,
   too_many_questions: 400,
   over_budget: 400,
+  invalid_idempotency_key: 400,
+  idempotency_key_reused: 400,
   missing_api_key: 401,
   invalid_api_key: 401,
+  insufficient_funds: 402,
   not_found: 404,
+  idempotency_key_in_use: 409,
   body_too_large: 413,
+  rate_limited: 429,
   /** nginx's convention for "the client closed the connection first"; only ever seen in logs. */
   client_closed_request: 499,
   model_unavailable: 502,
   model_failed: 502,
+  model_timeout: 502,
   service_unavailable: 503,
   internal_error: 500,
 } as const;
@@ -32,6 +38,8 @@ export class ApiError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
+    /** Headers the error response carries, such as Retry-After on a 429. */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.status = ERROR_STATUS[code];

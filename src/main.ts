@@ -4,8 +4,8 @@ import { buildApp } from "./app.js";
 import { loadConfig, type Config } from "./config.js";
 import { createLlamaEngine } from "./engine/llama-engine.js";
 import { loadCalibrationFile, temperaturesFor } from "./judgment/calibration.js";
-import { createLogger } from "./logger.js";
-import { createStore } from "./store/store.js";
+import { createLogger, type Logger } from "./logger.js";
+import { createStore, type Store } from "./store/store.js";
 
 export interface RunningService {
   server: ServerType;
@@ -16,18 +16,24 @@ export interface RunningService {
 /** Builds every service once from the parsed config, then serves HTTP. */
 export async function start(config: Config): Promise<RunningService> {
   const log = createLogger(config.logLevel);
-  const store = createStore({ path: config.dbPath });
+  // A hold must outlive any request still running, or the sweeper would release a live one.
+  const store = createStore({ path: config.dbPath, reservationTtlMs: config.requestTimeoutMs + 60_000 });
   const engine = createLlamaEngine({ ...config, showDownloadProgress: process.stdout.isTTY });
   const calibration = config.calibrationPath ? await loadCalibrationFile(config.calibrationPath) : undefined;
   const app = buildApp({
     engine,
     keys: store.keys,
+    rateLimits: store.rateLimits,
+    billing: store.billing,
+    idempotency: store.idempotency,
+    requestTimeoutMs: config.requestTimeoutMs,
     log,
     maxQuestions: config.maxQuestions,
     temperatures: temperaturesFor(calibration, engine.modelId),
     releaseDate: new Date().toISOString().slice(0, 10),
   });
 
+  const sweeper = startSweeper(store, log);
   const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port });
   const port = await listeningPort(server);
   log.info("listening", { url: `http://${config.host}:${port}`, model: engine.modelId });
@@ -42,11 +48,28 @@ export async function start(config: Config): Promise<RunningService> {
     server,
     port,
     async close() {
+      clearInterval(sweeper);
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await engine.close();
       store.close();
     },
   };
+}
+
+/** Stale holds (a crashed process's, or one past its expiry) go back to their accounts. */
+const SWEEP_INTERVAL_MS = 10_000;
+
+function startSweeper(store: Store, log: Logger): NodeJS.Timeout {
+  const sweep = () => {
+    try {
+      const swept = store.billing.sweep();
+      if (swept.reservations > 0) log.warn("released expired reservations", { count: swept.reservations });
+    } catch (error) {
+      log.error("sweep failed", { detail: String(error) });
+    }
+  };
+  sweep();
+  return setInterval(sweep, SWEEP_INTERVAL_MS).unref();
 }
 
 function listeningPort(server: ServerType): Promise<number> {

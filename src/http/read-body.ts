@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { ApiError } from "../errors.js";
 
 /** The spec's limit on a request body: 256 KB. */
@@ -10,14 +11,24 @@ export const MAX_BODY_BYTES = 256 * 1024;
  */
 export const MAX_JSON_DEPTH = 64;
 
+export interface JsonBody {
+  value: unknown;
+  /** SHA-256 of the body's bytes: what an Idempotency-Key's "same body" compares. */
+  digest: string;
+}
+
 /**
  * Reads a JSON body, refusing it as soon as it passes `maxBytes`: at once from Content-Length,
  * and while streaming for chunked bodies, so an oversized body is never held in memory.
  */
-export async function readJsonBody(request: Request, maxBytes = MAX_BODY_BYTES): Promise<unknown> {
+export async function readJsonBody(request: Request, maxBytes = MAX_BODY_BYTES): Promise<JsonBody> {
   const declared = Number(request.headers.get("content-length") ?? Number.NaN);
   if (declared > maxBytes) throw tooLarge(maxBytes);
   const bytes = await readAtMost(request, maxBytes);
+  return { value: parseJson(bytes), digest: createHash("sha256").update(bytes).digest("hex") };
+}
+
+function parseJson(bytes: Uint8Array): unknown {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);

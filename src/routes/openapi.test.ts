@@ -23,7 +23,7 @@ const pretty = () => `GET /openapi.json -> ${response.status}\n${JSON.stringify(
 
 /** The operations the contract names, with the statuses each must document. */
 const OPERATIONS: [path: string, method: string, statuses: string[]][] = [
-  ["/v1/systemone", "post", ["200", "400", "401", "413", "502"]],
+  ["/v1/systemone", "post", ["200", "400", "401", "402", "409", "413", "429", "502"]],
   ["/health", "get", ["200", "503"]],
   ["/v1/models", "get", ["200"]],
   ["/openapi.json", "get", ["200"]],
@@ -75,6 +75,15 @@ describe("GET /openapi.json", () => {
       }
     });
   }
+
+  it("documents the spec's billing and rate-limit headers on POST /v1/systemone, and Retry-After on its 429", () => {
+    const responses = doc.paths["/v1/systemone"].post.responses;
+    const billing = ["x-billed-to", "x-plan-usage", "x-balance-remaining", "x-ratelimit-limit", "x-ratelimit-remaining"];
+    expect(Object.keys(responses["200"].headers ?? {}), pretty()).toEqual(expect.arrayContaining(billing));
+    expect(Object.keys(responses["429"].headers ?? {}), pretty()).toEqual(expect.arrayContaining(["retry-after"]));
+    const idempotency = (doc.paths["/v1/systemone"].post.parameters ?? []).find((p: any) => p.name === "idempotency-key");
+    expect(idempotency?.in, pretty()).toBe("header");
+  });
 
   it("describes the bearer security scheme, required by POST /v1/systemone only", () => {
     const schemes = doc.components?.securitySchemes ?? {};

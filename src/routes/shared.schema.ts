@@ -18,10 +18,36 @@ export const requestIdHeader = {
   },
 };
 
-export function errorResponses<S extends ErrorStatus>(descriptions: Record<S, string>) {
-  const out = {} as Record<S, { description: string; headers: typeof requestIdHeader; content: { "application/json": { schema: typeof ErrorBody } } }>;
+type HeaderObject = Record<string, { description: string; schema: { type: "string" } }>;
+
+const header = (description: string) => ({ description, schema: { type: "string" as const } });
+
+/** On every response of an authenticated request to POST /v1/systemone. */
+export const rateLimitHeaders = {
+  "x-ratelimit-limit": header("Requests per minute for this key's plan."),
+  "x-ratelimit-remaining": header("Requests left in the current one-minute window."),
+  "x-ratelimit-reset": header("Seconds until the current window ends."),
+};
+
+/** On 200s (and, without x-billed-to, on 402s): where the account stands after the request. */
+export const standingHeaders = {
+  "x-plan-usage": header("Share of the current period's plan allowance used, as <n>% (rounded down)."),
+  "x-balance-remaining": header("Prepaid balance in euros after this request, an exact decimal."),
+};
+
+export const billedToHeader = { "x-billed-to": header("What paid for this answer: plan or balance.") };
+
+export const retryAfterHeader = { "retry-after": header("Seconds to wait before the next attempt.") };
+
+export function errorResponses<S extends ErrorStatus>(
+  descriptions: Record<S, string>,
+  headersByStatus: Partial<Record<S, HeaderObject>> = {},
+) {
+  type Described = { description: string; headers: HeaderObject; content: { "application/json": { schema: typeof ErrorBody } } };
+  const out = {} as Record<S, Described>;
   for (const [status, description] of Object.entries(descriptions) as unknown as [S, string][]) {
-    out[status] = { description, headers: requestIdHeader, content: { "application/json": { schema: ErrorBody } } };
+    const headers = { ...requestIdHeader, ...headersByStatus[status] };
+    out[status] = { description, headers, content: { "application/json": { schema: ErrorBody } } };
   }
   return out;
 }

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import type { JudgmentEngine } from "../engine/types.js";
+import type { EngineResult, JudgmentEngine } from "../engine/types.js";
 import { BudgetError } from "../engine/types.js";
 import { ApiError } from "../errors.js";
 import { authenticate, type KeyAuthenticator } from "../http/authenticate.js";
@@ -8,13 +8,29 @@ import { readJsonBody } from "../http/read-body.js";
 import { buildAnswer, keyedLogits, type Temperatures } from "../judgment/answers.js";
 import { keyed } from "../judgment/keyed.js";
 import { buildPrompt } from "../judgment/prompt.js";
-import { errorResponses, requestIdHeader } from "./shared.schema.js";
+import {
+  billedToHeader,
+  errorResponses,
+  rateLimitHeaders,
+  requestIdHeader,
+  retryAfterHeader,
+  standingHeaders,
+} from "./shared.schema.js";
+import {
+  billingHeaders,
+  claimIdempotencyKey,
+  evaluateWithin,
+  idempotencyKeyOf,
+  rateLimit,
+  reserveOrRefuse,
+  type BillingDeps,
+} from "./systemone.billing.js";
 import { JudgmentRequest, JudgmentResponse, Question } from "./systemone.schema.js";
 
 /** Model names the ecosystem's SDKs send by default; they mean "the model this server serves". */
 export const MODEL_ALIASES = ["jev-latest", "jev-preview"] as const;
 
-export interface SystemOneDeps {
+export interface SystemOneDeps extends BillingDeps {
   engine: JudgmentEngine;
   keys: KeyAuthenticator;
   maxQuestions: number;
@@ -26,19 +42,39 @@ const route = createRoute({
   path: "/v1/systemone",
   summary: "Answer typed questions about a state",
   security: [{ bearerAuth: [] }],
-  request: { body: { required: true, content: { "application/json": { schema: JudgmentRequest } } } },
+  request: {
+    headers: z.object({
+      "idempotency-key": z.string().optional().openapi({
+        description: "Optional. A retry with the same key and body gets the first response again and is not charged again (kept 24 h).",
+      }),
+    }),
+    body: { required: true, content: { "application/json": { schema: JudgmentRequest } } },
+  },
   responses: {
     200: {
       description: "One answer per question.",
-      headers: requestIdHeader,
+      headers: { ...requestIdHeader, ...billedToHeader, ...standingHeaders, ...rateLimitHeaders },
       content: { "application/json": { schema: JudgmentResponse } },
     },
-    ...errorResponses({
-      400: "Invalid request: malformed JSON, a wrong field, an unknown model, or over a limit.",
-      401: "Missing, invalid or revoked API key.",
-      413: "Request body larger than 256 KB.",
-      502: "The model is unavailable or failed; nothing is charged.",
-    }),
+    ...errorResponses(
+      {
+        400: "Invalid request: malformed JSON, a wrong field, an unknown model, over a limit, or an Idempotency-Key reused with another body.",
+        401: "Missing, invalid or revoked API key.",
+        402: "Plan allowance used up and prepaid balance too low; nothing is charged.",
+        409: "A request with the same Idempotency-Key is still running.",
+        413: "Request body larger than 256 KB.",
+        429: "Rate limit exceeded; retry after Retry-After seconds.",
+        502: "The model is unavailable, failed or timed out; nothing is charged.",
+      },
+      {
+        400: rateLimitHeaders,
+        402: { ...rateLimitHeaders, ...standingHeaders },
+        409: rateLimitHeaders,
+        413: rateLimitHeaders,
+        429: { ...rateLimitHeaders, ...retryAfterHeader },
+        502: rateLimitHeaders,
+      },
+    ),
   },
 });
 
@@ -47,24 +83,65 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
   // to is registered explicitly.
   app.openAPIRegistry.register("Question", Question);
   app.openAPIRegistry.registerPath(route);
-  app.post(route.path, authenticate(deps.keys), async (c) => {
-    const request = parseJudgmentRequest(await readJsonBody(c.req.raw), deps);
+  // The order is the contract: 401, then 429 (every authenticated attempt counts), then
+  // 413/400, then 402; the model runs only for a request whose charge is held.
+  app.post(route.path, authenticate(deps.keys), rateLimit(deps.rateLimits), async (c) => {
+    const { accountId } = c.get("caller");
+    const requestId = c.get("requestId");
+    const body = await readJsonBody(c.req.raw);
+    const request = parseJudgmentRequest(body.value, deps);
+    const idempotencyKey = idempotencyKeyOf(c);
     const ids = Object.keys(request.questions);
     const questions = Object.values(request.questions);
     const prepared = prepareOrExplain(deps.engine, request.state, questions, ids);
-    const result = await deps.engine.evaluate(prepared, c.req.raw.signal);
-    const answers = questions.map((q, i) => {
-      const answer = buildAnswer(q, result.labelLogProbs[i], deps.temperatures);
-      return request.include_logits ? { ...answer, logits: keyedLogits(q, result.labelLogProbs[i]) } : answer;
-    });
-    const body: JudgmentResponse = {
-      model: deps.engine.modelId,
-      answers: keyed(ids, answers),
-      usage: { input_tokens: result.inputTokens, output_tokens: 0 },
-      timing_ms: Math.round(result.timingMs * 1000) / 1000,
-    };
-    return c.json(body, 200);
+
+    const claim = idempotencyKey && { accountId, key: idempotencyKey, requestHash: body.digest, owner: requestId };
+    const replay = claim ? claimIdempotencyKey(deps.idempotency, claim) : undefined;
+    if (replay) return c.body(replay.body, 200, { ...JSON_TYPE, ...billingHeaders(replay), "idempotent-replayed": "true" });
+    try {
+      const reservation = reserveOrRefuse(deps.billing, {
+        accountId,
+        questions: questions.length,
+        inputTokens: prepared.inputTokens,
+        requestId,
+      });
+      let text: string;
+      try {
+        const result = await evaluateWithin(deps.engine, prepared, c.req.raw.signal, deps.requestTimeoutMs);
+        text = JSON.stringify(responseBody(deps, request.include_logits === true, questions, ids, result));
+      } catch (error) {
+        deps.billing.release(reservation.id);
+        throw error;
+      }
+      const settled = deps.billing.settle(reservation, claim ? { key: claim.key, body: text } : undefined);
+      if (!settled) throw new ApiError("model_timeout", "the request outlived its reservation; nothing was charged");
+      return c.body(text, 200, { ...JSON_TYPE, ...billingHeaders(settled) });
+    } catch (error) {
+      if (claim) deps.idempotency.abandon(claim);
+      throw error;
+    }
   });
+}
+
+const JSON_TYPE = { "content-type": "application/json" };
+
+function responseBody(
+  deps: SystemOneDeps,
+  includeLogits: boolean,
+  questions: Question[],
+  ids: string[],
+  result: EngineResult,
+): JudgmentResponse {
+  const answers = questions.map((q, i) => {
+    const answer = buildAnswer(q, result.labelLogProbs[i], deps.temperatures);
+    return includeLogits ? { ...answer, logits: keyedLogits(q, result.labelLogProbs[i]) } : answer;
+  });
+  return {
+    model: deps.engine.modelId,
+    answers: keyed(ids, answers),
+    usage: { input_tokens: result.inputTokens, output_tokens: 0 },
+    timing_ms: Math.round(result.timingMs * 1000) / 1000,
+  };
 }
 
 /** Validates the body against the schema and the limits this server sets. */

@@ -4,6 +4,8 @@
  */
 export type StoreErrorCode =
   | "account_not_found"
+  | "plan_not_found"
+  | "plan_exists"
   | "ambiguous_prefix"
   | "invalid_input"
   | "schema_too_new"

@@ -5,6 +5,7 @@ import type { JudgmentEngine } from "../engine/types.js";
 import { NEUTRAL_TEMPERATURES } from "../judgment/answers.js";
 import { createLogger } from "../logger.js";
 import { createStore, type Store } from "../store/store.js";
+import type { PlanInput } from "../store/types.js";
 import { tinyFixturePath } from "./fixture.js";
 
 export interface TestServer {
@@ -19,19 +20,49 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+export interface TestServerOptions {
+  /** Fault injection only (failing, stalled, loading); the real engine on the tiny model otherwise. */
+  engine?: JudgmentEngine;
+  maxQuestions?: number;
+  /** An injectable clock for the store: rate windows, periods and reservation expiry. */
+  now?: () => number;
+  /** The test account's plan; by default one too generous to get in the way. */
+  plan?: Partial<PlanInput>;
+  /** Prepaid balance of the test account, in micro-euros. */
+  balanceMicro?: number;
+  requestTimeoutMs?: number;
+  reservationTtlMs?: number;
+  /** A file path to share the database with other processes; in memory by default. */
+  dbPath?: string;
+}
+
+/** So tests that are not about limits never meet one. */
+export const UNLIMITED_PLAN: PlanInput = {
+  name: "test unlimited",
+  requestsPerMinute: 1_000_000,
+  allowanceQuestions: 1_000_000_000,
+  pricePerMillion: 50_000,
+};
+
 /**
- * The real app on a free port: real SQLite store (in memory), and by default the real engine
- * on the tiny fixture model. Pass `engine` only to inject faults (failing, stalled, loading).
+ * The real app on a free port: real SQLite store (in memory unless `dbPath`), and by default the
+ * real engine on the tiny fixture model.
  */
-export async function startTestServer(options: { engine?: JudgmentEngine; maxQuestions?: number } = {}): Promise<TestServer> {
-  const store = createStore({ path: ":memory:" });
-  const account = store.accounts.create({ name: "test account" });
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const store = createStore({ path: options.dbPath ?? ":memory:", now: options.now, reservationTtlMs: options.reservationTtlMs });
+  const plan = store.plans.create({ ...UNLIMITED_PLAN, ...options.plan });
+  const account = store.accounts.create({ name: "test account", plan: plan.id });
+  if (options.balanceMicro) store.ledger.topUp(account.id, options.balanceMicro, "test balance");
   const { key } = store.keys.create({ accountId: account.id, name: "test key" });
   const engine = options.engine ?? (await readyTinyEngine());
   const logLines: string[] = [];
   const app = buildApp({
     engine,
     keys: store.keys,
+    rateLimits: store.rateLimits,
+    billing: store.billing,
+    idempotency: store.idempotency,
+    requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
     log: createLogger("debug", (line) => logLines.push(line)),
     maxQuestions: options.maxQuestions ?? 64,
     temperatures: NEUTRAL_TEMPERATURES,
