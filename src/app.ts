@@ -9,6 +9,7 @@ import { requestId } from "./http/request-id.js";
 import type { Temperatures } from "./judgment/answers.js";
 import type { Logger } from "./logger.js";
 import type { BillingDeps } from "./routes/systemone.billing.js";
+import { registerAdmin, type AdminDeps } from "./routes/admin/index.js";
 import { registerHealth } from "./routes/health.js";
 import { registerModels } from "./routes/models.js";
 import { registerOpenApi } from "./routes/openapi.js";
@@ -21,6 +22,8 @@ export interface AppDeps extends BillingDeps {
   maxQuestions: number;
   temperatures: Temperatures;
   releaseDate: string;
+  /** The console and admin API; absent when no admin token is configured. */
+  admin?: AdminDeps;
 }
 
 /** The whole HTTP surface: every route is registered here, explicitly. */
@@ -33,6 +36,7 @@ export function buildApp(deps: AppDeps): App {
   registerHealth(app, deps);
   registerModels(app, deps);
   registerOpenApi(app);
+  if (deps.admin) registerAdmin(app, deps.admin);
 
   app.notFound((c) => c.json(new ApiError("not_found", `no route for ${c.req.method} ${c.req.path}`).body(), 404));
   app.onError((error, c) => {

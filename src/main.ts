@@ -27,6 +27,7 @@ export async function start(config: Config): Promise<RunningService> {
     billing: store.billing,
     idempotency: store.idempotency,
     requestTimeoutMs: config.requestTimeoutMs,
+    admin: config.adminToken ? { token: config.adminToken, store } : undefined,
     log,
     maxQuestions: config.maxQuestions,
     temperatures: temperaturesFor(calibration, engine.modelId),

@@ -34,7 +34,11 @@ export interface TestServerOptions {
   reservationTtlMs?: number;
   /** A file path to share the database with other processes; in memory by default. */
   dbPath?: string;
+  /** The admin API and console are on with this token (TEST_ADMIN_TOKEN by default); null turns them off. */
+  adminToken?: string | null;
 }
+
+export const TEST_ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 
 /** So tests that are not about limits never meet one. */
 export const UNLIMITED_PLAN: PlanInput = {
@@ -63,6 +67,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     billing: store.billing,
     idempotency: store.idempotency,
     requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
+    admin: options.adminToken === null ? undefined : { token: options.adminToken ?? TEST_ADMIN_TOKEN, store },
     log: createLogger("debug", (line) => logLines.push(line)),
     maxQuestions: options.maxQuestions ?? 64,
     temperatures: NEUTRAL_TEMPERATURES,
