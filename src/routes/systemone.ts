@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { EngineResult, JudgmentEngine } from "../engine/types.js";
-import { BudgetError } from "../engine/types.js";
+import { BudgetError, RequestAbortedError } from "../engine/types.js";
 import { ApiError } from "../errors.js";
 import { authenticate, type KeyAuthenticator } from "../http/authenticate.js";
 import type { App } from "../http/context.js";
@@ -108,6 +108,8 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
       let text: string;
       try {
         const result = await evaluateWithin(deps.engine, prepared, c.req.raw.signal, deps.requestTimeoutMs);
+        // A client gone by now would never receive the answer, so it must not pay for it.
+        if (c.req.raw.signal.aborted) throw new RequestAbortedError("the client closed the request before it was answered");
         text = JSON.stringify(responseBody(deps, request.include_logits === true, questions, ids, result));
       } catch (error) {
         deps.billing.release(reservation.id);
