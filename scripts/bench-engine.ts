@@ -9,7 +9,7 @@
  */
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { getLlama, type Token } from "node-llama-cpp";
+import { openRawReader } from "../src/bench/ceiling.js";
 import { createLlamaEngine } from "../src/engine/llama-engine.js";
 import { writeFixtureModel, type FixturePreset } from "../src/fixtures/fixture-model.js";
 import { buildPrompt } from "../src/judgment/prompt.js";
@@ -48,7 +48,9 @@ async function main(): Promise<void> {
   const modelPath = values.model ?? (await fixture(values.preset as FixturePreset));
   console.error(`model: ${modelPath}, threads: ${threads || "auto"}, runs: ${runs}`);
 
-  const raw = await rawReader(modelPath);
+  // The ceiling: the same model reading the 1 KB state text from an empty context, nothing else.
+  const raw = await openRawReader(modelPath, { threads });
+  const rawTokens = raw.tokenize(state(0));
   const engine = createLlamaEngine({ model: modelPath, modelsDir: "models", contextSize: 8192, maxRequestTokens: 65536, threads });
   await engine.ready;
   if (engine.status().state !== "ready") throw new Error(JSON.stringify(engine.status()));
@@ -63,7 +65,7 @@ async function main(): Promise<void> {
   const rawSeconds: number[] = [], fresh3: number[] = [], fresh1: number[] = [], cached3: number[] = [];
   let tokens3 = 0, tokens1 = 0;
   for (let i = 0; i < runs; i++) {
-    rawSeconds.push(await raw.readOnce());
+    rawSeconds.push(await raw.readSeconds(rawTokens));
     const three = await timeRequest(1000 + i, QUESTIONS);
     fresh3.push(three.ms);
     tokens3 = three.tokens;
@@ -72,14 +74,14 @@ async function main(): Promise<void> {
     fresh1.push(one.ms);
     tokens1 = one.tokens;
   }
-  const rawTokensPerSecond = raw.tokens / median(rawSeconds);
+  const rawTokensPerSecond = rawTokens.length / median(rawSeconds);
   await engine.close();
   await raw.close();
 
   const perQuestion = (median(fresh3) - median(fresh1)) / 2;
   const serviceTps = tokens3 / (median(fresh3) / 1000);
   const rows: [string, string][] = [
-    ["raw prompt reading (node-llama-cpp, no judgment)", `${rawTokensPerSecond.toFixed(1)} tokens/s (${raw.tokens} tokens, median of ${runs})`],
+    ["raw prompt reading (node-llama-cpp, no judgment)", `${rawTokensPerSecond.toFixed(1)} tokens/s (${rawTokens.length} tokens, median of ${runs})`],
     ["request: 1 KB state + 3 questions", `${median(fresh3).toFixed(0)} ms median, ${tokens3} input tokens`],
     ["engine input tokens/s", `${serviceTps.toFixed(1)} tokens/s = ${(serviceTps / rawTokensPerSecond).toFixed(2)} × raw`],
     ["same request, state cached from the previous one", `${median(cached3).toFixed(0)} ms median`],
@@ -98,26 +100,6 @@ async function fixture(preset: FixturePreset): Promise<string> {
     await writeFixtureModel(file, { preset });
   }
   return file;
-}
-
-/** The ceiling: the same model reading the 1 KB state text from an empty context, nothing else. */
-async function rawReader(modelPath: string) {
-  const llama = await getLlama({ gpu: false, build: "never" });
-  const model = await llama.loadModel({ modelPath });
-  const context = await model.createContext({ contextSize: 8192, threads: threads || llama.cpuMathCores, flashAttention: false });
-  const sequence = context.getSequence();
-  const tokens = model.tokenize(state(0)) as Token[];
-  await sequence.controlledEvaluate(tokens.slice(0, 8)); // warm-up
-  return {
-    tokens: tokens.length,
-    async readOnce(): Promise<number> {
-      await sequence.eraseContextTokenRanges([{ start: 0, end: sequence.nextTokenIndex }]);
-      const started = performance.now();
-      await sequence.controlledEvaluate(tokens);
-      return (performance.now() - started) / 1000;
-    },
-    close: () => model.dispose(),
-  };
 }
 
 await main();

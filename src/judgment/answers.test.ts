@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Question } from "../routes/systemone.schema.js";
-import { buildAnswer, NEUTRAL_TEMPERATURES, normalise, type Temperatures } from "./answers.js";
+import { buildAnswer, NEUTRAL_TEMPERATURES, normalise, temperatureFor, type Temperatures } from "./answers.js";
 import { keyed } from "./keyed.js";
 import { choiceConfidence, scoreConfidence } from "./confidence.js";
 
@@ -137,6 +137,27 @@ describe("buildAnswer", () => {
     expect(c.probabilities.a, show(c)).toBeCloseTo(normalise(logProbs, 2)[0], 14);
     expect(n.noul, show(n)).toBeCloseTo(normalise(logProbs, 3)[0], 14);
     expect(s.probabilities["0"], show(s)).toBeCloseTo(normalise(logProbs, 0.5)[0], 14);
+  });
+});
+
+describe("temperatureFor", () => {
+  const temperatures: Temperatures = {
+    choice: 1.5,
+    noul: 0.7,
+    score: 1.1,
+    buckets: { choice: [{ min: 2, max: 2, temperature: 2 }, { min: 5, max: 10, temperature: 4 }], score: [{ min: 3, max: 3, temperature: 0.9 }] },
+  };
+
+  it("takes the bucket whose inclusive range holds the label count, else the type's temperature", () => {
+    const table = [2, 3, 4, 5, 10, 11].map((n) => [n, temperatureFor(temperatures, "choice", n)]);
+    expect(table, JSON.stringify(table)).toEqual([[2, 2], [3, 1.5], [4, 1.5], [5, 4], [10, 4], [11, 1.5]]);
+    expect(temperatureFor(temperatures, "score", 3)).toBe(0.9);
+    expect(temperatureFor(temperatures, "score", 4)).toBe(1.1);
+  });
+
+  it("noul always uses its type's temperature, and profiles without buckets behave as before", () => {
+    expect(temperatureFor(temperatures, "noul", 2)).toBe(0.7);
+    expect(temperatureFor({ choice: 3, noul: 1, score: 1 }, "choice", 2)).toBe(3);
   });
 });
 

@@ -2,14 +2,33 @@ import type { Answer, Question } from "../routes/systemone.schema.js";
 import { argmax, choiceConfidence, scoreConfidence } from "./confidence.js";
 import { keyed } from "./keyed.js";
 
-/** Temperature per question type, applied to the label log-probabilities before normalising. */
+/** A temperature for the questions of one type whose number of labels lies in [min, max]. */
+export interface TemperatureBucket {
+  min: number;
+  max: number;
+  temperature: number;
+}
+
+/**
+ * Temperature per question type, applied to the label log-probabilities before normalising.
+ * `buckets` refine it by the number of labels (choice options, score levels): a model is often
+ * more overconfident with 2 options than with 20, so one temperature per type can be a poor fit.
+ */
 export interface Temperatures {
   choice: number;
   noul: number;
   score: number;
+  buckets?: { choice?: TemperatureBucket[]; score?: TemperatureBucket[] };
 }
 
 export const NEUTRAL_TEMPERATURES: Temperatures = { choice: 1, noul: 1, score: 1 };
+
+/** The bucket's temperature when a bucket holds `labelCount`, otherwise the type's. */
+export function temperatureFor(temperatures: Temperatures, type: Question["type"], labelCount: number): number {
+  const buckets = type === "noul" ? undefined : temperatures.buckets?.[type];
+  const bucket = buckets?.find((b) => labelCount >= b.min && labelCount <= b.max);
+  return bucket ? bucket.temperature : temperatures[type];
+}
 
 /**
  * softmax(logP / T) over the labels: with T = 1 this is the model's own probability of each
@@ -51,7 +70,7 @@ function logSoftmax(scores: number[]): number[] {
 
 /** Builds an answer in the wire shape from the label log-probabilities the engine read. */
 export function buildAnswer(question: Question, labelLogProbs: number[], temperatures: Temperatures): Answer {
-  const p = normalise(labelLogProbs, temperatures[question.type]);
+  const p = normalise(labelLogProbs, temperatureFor(temperatures, question.type, labelLogProbs.length));
   switch (question.type) {
     case "choice": {
       const keys = Object.keys(question.criteria);

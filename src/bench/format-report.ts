@@ -1,0 +1,94 @@
+/** The human-readable benchmark report: one table row per phase, then what the rows mean. */
+import path from "node:path";
+import { formatTable } from "../cli/format.js";
+import type { BenchReport, PhaseReport } from "./report.js";
+
+const HEADERS = ["STATE", "CONC", "REQUESTS", "FAILED", "REQ/S", "QUESTIONS/S", "INPUT TOK/S", "× CEILING", "P50 MS", "P95 MS", "P99 MS"];
+
+export function formatReport(report: BenchReport): string {
+  const table = formatTable(HEADERS, report.phases.map(phaseRow));
+  return [table, "", ...notes(report)].join("\n");
+}
+
+function phaseRow(phase: PhaseReport): string[] {
+  return [
+    phase.sameState ? "same" : "new",
+    String(phase.concurrency),
+    String(phase.requests),
+    String(phase.failed),
+    rate(phase.requestsPerSecond),
+    rate(phase.questionsPerSecond),
+    rate(phase.inputTokensPerSecond),
+    phase.ratioToCeiling === null ? "-" : phase.ratioToCeiling.toFixed(2),
+    ms(phase.latencyMs?.p50),
+    ms(phase.latencyMs?.p95),
+    ms(phase.latencyMs?.p99),
+  ];
+}
+
+function notes(report: BenchReport): string[] {
+  const { shape } = report.settings;
+  const meanTokens = report.phases.find((p) => !p.sameState && p.meanInputTokens !== null)?.meanInputTokens;
+  const { state } = report;
+  const by = state.measuredBy === "tokenizer" ? "the model's tokenizer" : "the server's usage counts";
+  const lines = [
+    `server: ${report.url}, model ${report.model ?? "unknown (nothing answered)"}`,
+    `requests: a ${state.targetTokens}-token state (${state.words} words at ${state.tokensPerWord.toFixed(2)} tokens/word, measured by ${by}), ` +
+      `${plural(shape.questions, "question")}, ${plural(shape.options, "option")}; ` +
+      `${meanTokens ? Math.round(meanTokens) : "-"} input tokens per request (usage.input_tokens)`,
+    ceilingLine(report),
+  ];
+  const reuse = report.prefixReuse;
+  if (reuse) {
+    lines.push(
+      `prefix reuse (concurrency ${reuse.concurrency}): p50 ${ms(reuse.sameStateP50Ms)} ms when the state repeats vs ${ms(reuse.newStateP50Ms)} ms ` +
+        `when it is new: ${percent(reuse.latencySaving)} less, ${reuse.requestsPerSecondGain?.toFixed(2) ?? "-"}× the requests/s`,
+    );
+  }
+  lines.push(clientLine(report.phases));
+  for (const phase of report.phases.filter((p) => p.failed > 0)) {
+    const counts = Object.entries(phase.errors).map(([status, n]) => `${status}×${n}`).join(", ");
+    lines.push(`failed (${phase.sameState ? "same" : "new"} state, concurrency ${phase.concurrency}): ${counts}; ${phase.errorSamples.join("; ")}`);
+  }
+  return lines;
+}
+
+function ceilingLine(report: BenchReport): string {
+  const ceiling = report.ceiling;
+  if (!ceiling) return report.ceilingNote ?? "";
+  const warning = report.ceilingNote ? `\nwarning: ${report.ceilingNote}` : "";
+  return (
+    `ceiling: ${rate(ceiling.tokensPerSecond)} tokens/s, raw prompt reading of ${path.basename(ceiling.modelPath)} through node-llama-cpp ` +
+    `(${ceiling.tokensPerRead} tokens per read, ${ceiling.threads} thread${ceiling.threads === 1 ? "" : "s"}; ` +
+    `median of ${ceiling.reads} reads before, between and after the phases); ` +
+    `× CEILING is each phase's input tok/s over the reads next to it${warning}`
+  );
+}
+
+function clientLine(phases: PhaseReport[]): string {
+  const busiest = phases.reduce((a, b) => (b.clientCpuShare > a.clientCpuShare ? b : a), phases[0]);
+  if (!busiest) return "client: no phases";
+  return (
+    `client: ${busiest.clientCpuMsPerRequest?.toFixed(2) ?? "-"} ms CPU per request, ${percent(busiest.clientCpuShare)} of one core ` +
+    `at its busiest (concurrency ${busiest.concurrency})`
+  );
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+/** Three significant digits up to 100, whole numbers above; decided after rounding, so 99.996 prints as 100. */
+function rate(value: number): string {
+  if (Number(value.toFixed(1)) >= 100) return value.toFixed(0);
+  return Number(value.toFixed(2)) >= 10 ? value.toFixed(1) : value.toFixed(2);
+}
+
+function ms(value: number | null | undefined): string {
+  if (value === null || value === undefined) return "-";
+  return Number(value.toFixed(1)) >= 100 ? value.toFixed(0) : value.toFixed(1);
+}
+
+function percent(value: number | null): string {
+  return value === null ? "-" : `${Math.round(value * 100)}%`;
+}

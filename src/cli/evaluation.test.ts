@@ -1,0 +1,187 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Command } from "commander";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { replyTo, startFakeJudgeServer } from "../evaluation/fake-judge-server.js";
+import { loadCalibrationFile, temperaturesFor } from "../judgment/calibration.js";
+import { startTestServer, type TestServer } from "../testing/server.js";
+import { CliError } from "./context.js";
+import { registerEvaluationCommands } from "./evaluation.js";
+
+/**
+ * `judge eval` and `judge calibrate` end to end against the real server on the tiny fixture
+ * model. Its answers mean nothing, so these tests check machinery: every answer is accounted
+ * for, the outputs agree with each other, and the profile written is one the server loads.
+ */
+
+const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+const sample = join(repoRoot, "examples/eval-sample.jsonl");
+const sampleItems = readFileSync(sample, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+const questionCount = sampleItems.reduce((sum, item) => sum + Object.keys(item.questions).length, 0);
+const show = (value: unknown) => JSON.stringify(value, null, 1).slice(0, 4000);
+
+let server: TestServer;
+let dir: string;
+let keyFile: string;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "judge-eval-"));
+  server = await startTestServer();
+  keyFile = join(dir, "key.txt");
+  writeFileSync(keyFile, `${server.key}\n`);
+});
+afterAll(async () => {
+  await server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Runs the commands in this process through commander, capturing stdout and stderr. */
+async function judge(...args: string[]): Promise<{ stdout: string; stderr: string }> {
+  const program = new Command("judge").option("--json").exitOverride();
+  registerEvaluationCommands(program);
+  let stdout = "";
+  let stderr = "";
+  const out = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => ((stdout += String(chunk)), true));
+  const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => ((stderr += String(chunk)), true));
+  try {
+    await program.parseAsync(["node", "judge", ...args]);
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+  return { stdout, stderr };
+}
+
+describe("judge eval against the real server", () => {
+  it("scores every answer, runs every check, and writes a consistent summary, report, diagram and predictions", async () => {
+    const out = join(dir, "report");
+    const run = await judge("eval", sample, "--url", server.url, "--key-file", keyFile, "--out", out, "--json", "--option-order", "shuffle", "--question-ids", "--interference", "--concurrency", "3");
+    const summary = JSON.parse(run.stdout);
+    const context = show({ summary, stderr: run.stderr });
+
+    expect(run.stderr, context).toMatch(/eval: \d+\/\d+ requests \(100%\)/);
+    expect(summary.models, context).toEqual([server.engine.modelId]);
+    expect(summary.items).toBe(sampleItems.length);
+    const { overall, ...byType } = summary.metrics;
+    expect(overall.answers, context).toBe(questionCount);
+    expect(Object.values<any>(byType).reduce((sum, m) => sum + m.answers, 0), context).toBe(questionCount);
+    expect(overall.bins.reduce((sum: number, b: any) => sum + b.count, 0)).toBe(questionCount);
+    expect(overall.coverage.map((c: any) => c.maxErrorRate)).toEqual([0.01, 0.05, 0.1]);
+
+    const predictions = readFileSync(join(out, "predictions.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(predictions).toHaveLength(questionCount);
+    for (const p of predictions) expect(p.probabilities.reduce((a: number, b: number) => a + b, 0), show(p)).toBeCloseTo(1, 9);
+    // Recomputed from the per-answer file with plain formulas: the summary must agree.
+    const argmax = (xs: number[]) => xs.indexOf(Math.max(...xs));
+    const accuracy = predictions.filter((p) => argmax(p.probabilities) === argmax(p.gold)).length / questionCount;
+    const nll = predictions.reduce((sum, p) => sum - p.gold.reduce((s: number, g: number, k: number) => s + (g ? g * Math.log(Math.max(p.probabilities[k], 1e-15)) : 0), 0), 0) / questionCount;
+    expect(overall.accuracy, context).toBeCloseTo(accuracy, 12);
+    expect(overall.nll, context).toBeCloseTo(nll, 12);
+
+    // This server never shows ids to the model and isolates questions exactly (README).
+    const { optionOrder, questionIds, interference } = summary.robustness;
+    expect(optionOrder.mode).toBe("shuffle");
+    expect(optionOrder.overall.compared, context).toBe(sampleItems.reduce((n, i) => n + Object.values<any>(i.questions).filter((q) => q.type === "choice").length, 0));
+    expect(questionIds.overall, context).toMatchObject({ compared: questionCount, changedRate: 0 });
+    expect(questionIds.overall.maxAbsChange, context).toBeLessThan(1e-9);
+    expect(interference.overall.maxAbsChange, context).toBeLessThan(1e-9);
+    const multi = sampleItems.filter((i) => Object.keys(i.questions).length > 1);
+    expect(summary.usage.requests, context).toBe(3 * sampleItems.length + multi.reduce((n, i) => n + Object.keys(i.questions).length, 0));
+
+    expect(JSON.parse(readFileSync(join(out, "summary.json"), "utf8"))).toEqual(summary);
+    const html = readFileSync(join(out, "report.html"), "utf8");
+    expect(html.match(/<svg /g)?.length, "a diagram overall and per type").toBe(1 + Object.keys(byType).length);
+    expect(readFileSync(join(out, "reliability.svg"), "utf8")).toMatch(/^<svg [^>]*>[\s\S]*<\/svg>\n$/);
+  });
+
+  it("prints a table for people without --json", async () => {
+    const run = await judge("eval", sample, "--url", server.url, "--key", server.key, "--out", join(dir, "text"), "--error-rate", "0.2");
+    expect(run.stdout, run.stdout).toMatch(/^Evaluated 15 items \(\d+ answers\)/);
+    expect(run.stdout, run.stdout).toMatch(/TYPE\s+ANSWERS\s+ACCURACY\s+BRIER\s+NLL\s+ECE\s+COVERAGE ERR≤20%\s+LEVEL MAE\noverall/);
+  });
+
+  it("names the item and line when the server refuses one", async () => {
+    const bad = join(dir, "bad.jsonl");
+    writeFileSync(bad, `${JSON.stringify(sampleItems[0])}\n${JSON.stringify({ id: "odd", questions: { q: { type: "noul", instructions: 5 } }, gold: { q: true } })}\n`);
+    const error = await judge("eval", bad, "--url", server.url, "--key", server.key, "--out", join(dir, "bad")).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CliError);
+    expect((error as Error).message).toMatch(/^item odd \(line 2\): .* answered 400 invalid_request: .*instructions/);
+  });
+
+  it("asks for a key, and refuses two", async () => {
+    await expect(judge("eval", sample, "--url", server.url)).rejects.toThrow(/--key <key> or --key-file <file>/);
+    await expect(judge("eval", sample, "--url", server.url, "--key", "k", "--key-file", keyFile)).rejects.toThrow(/either --key or --key-file/);
+  });
+});
+
+describe("judge calibrate against the real server", () => {
+  it("fits on raw logits, reports before and after on held-out items, and merges its model into the profile", async () => {
+    const profile = join(dir, "profile.json");
+    writeFileSync(profile, JSON.stringify({ version: 1, models: { "other-model": { choice: 2, noul: 0.5 } } }));
+    const run = await judge("calibrate", sample, "--url", server.url, "--key-file", keyFile, "--profile", profile, "--holdout", "0.4", "--min-bucket", "3", "--json");
+    const result = JSON.parse(run.stdout);
+    const context = show({ result, stderr: run.stderr });
+
+    expect(result.model).toBe(server.engine.modelId);
+    expect(result.logitsSource, context).toBe("logits");
+    expect(result.notes).toEqual([]);
+    expect(result.split.fitItems + result.split.heldOutItems).toBe(sampleItems.length);
+    expect(result.split.heldOutItems).toBe(6);
+    expect(result.split.fitAnswers + result.split.heldOutAnswers).toBe(questionCount);
+    expect(result.heldOut.uncalibrated.overall.answers).toBe(result.split.heldOutAnswers);
+    for (const fit of Object.values<any>(result.fit.types)) expect(fit.nllAfter, context).toBeLessThanOrEqual(fit.nllBefore);
+
+    const written = await loadCalibrationFile(profile);
+    expect(written.models["other-model"], "other models are kept").toEqual({ choice: 2, noul: 0.5, score: 1 });
+    const temperatures = temperaturesFor(written, result.model);
+    for (const type of ["choice", "noul", "score"] as const) expect(temperatures[type], context).toBeCloseTo(result.temperatures[type], 4);
+    expect(written.version, context).toBe(result.temperatures.buckets ? 2 : 1);
+  });
+
+  it("falls back to log(probabilities) when a server sends no logits, says so, and --dry-run writes nothing", async () => {
+    const other = await startFakeJudgeServer((body) => replyTo(body, "other-server"));
+    try {
+      const profile = join(dir, "never.json");
+      const run = await judge("calibrate", sample, "--url", other.url, "--key", "k", "--profile", profile, "--dry-run", "--json");
+      const result = JSON.parse(run.stdout);
+      expect(result.logitsSource).toBe("probabilities");
+      expect(result.notes[0]).toMatch(/sent no logits.*log\(probabilities\)/);
+      expect(run.stderr).toMatch(/calibrate: The server sent no logits/);
+      expect(other.received.every((r) => r.body.include_logits === true), "calibrate asks for logits").toBe(true);
+      expect(existsSync(profile)).toBe(false);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe("the judge binary", () => {
+  /** Spawned without blocking, so the in-process server keeps answering. */
+  function spawnJudge(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      const child = spawn(process.execPath, ["bin/judge.js", ...args], { cwd: repoRoot });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d) => (stdout += d));
+      child.stderr.on("data", (d) => (stderr += d));
+      child.on("close", (status) => resolve({ status, stdout, stderr }));
+    });
+  }
+
+  it("runs calibrate with --json, progress on stderr only", async () => {
+    const run = await spawnJudge("calibrate", sample, "--url", server.url, "--key-file", keyFile, "--profile", join(dir, "spawned.json"), "--json");
+    expect(run.status, show(run)).toBe(0);
+    expect(JSON.parse(run.stdout).model).toBe(server.engine.modelId);
+    expect(run.stderr, show(run)).toMatch(/calibrate: 15\/15 requests \(100%\)/);
+  });
+
+  it("reports dataset mistakes in one line per problem, with file and line, and exits 1", async () => {
+    const bad = join(dir, "typo.jsonl");
+    writeFileSync(bad, `${JSON.stringify({ questions: { q: { type: "noul", instructions: "x" } }, gold: { q: "yes" } })}\n`);
+    const run = await spawnJudge("eval", bad, "--key", "k");
+    expect(run.status, show(run)).toBe(1);
+    expect(run.stderr, show(run)).toBe(`judge: invalid dataset ${bad}:\n${bad}:1: gold.q: a noul gold answer is true, false, or the probability (0 to 1) that the statement holds\n`);
+  });
+});

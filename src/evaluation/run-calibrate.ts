@@ -1,0 +1,126 @@
+import { NEUTRAL_TEMPERATURES, type Temperatures } from "../judgment/answers.js";
+import { Mulberry32 } from "../fixtures/prng.js";
+import { EvaluationRunError, labelErrors, sendAll, type JudgmentClient } from "./client.js";
+import { requestOf, type DatasetItem } from "./dataset.js";
+import { summariseByType, type MetricSummary } from "./metrics.js";
+import { answerLogits } from "./read-answer.js";
+import { fitCalibration, predictionsAt, temperaturesOf, type CalibrationFit, type LogitRecord } from "./temperature.js";
+
+/**
+ * `judge calibrate`: asks the server every item with `include_logits`, splits the items into a
+ * fitting part and a held-out part (by item, so questions about one state never sit on both
+ * sides), fits temperatures on the first and reports calibration before and after on the second.
+ */
+
+export interface CalibrateRunOptions {
+  items: readonly DatasetItem[];
+  client: JudgmentClient;
+  concurrency: number;
+  /** Share of items held out for the before/after report; 0 reports on the fitting data itself. */
+  holdout: number;
+  seed: number;
+  minBucketAnswers: number;
+  model?: string;
+  /**
+   * The profile's temperatures for the model the server reports, if it has an entry: types the
+   * data cannot fit keep them, and the report shows how they did.
+   */
+  currentFor?: (modelId: string) => Temperatures | undefined;
+  progress: (total: number) => { advance(): void; finish(): void };
+}
+
+export type CompactMetrics = Pick<MetricSummary, "answers" | "accuracy" | "ece" | "nll" | "brier">;
+export type CompactByType = Partial<Record<"overall" | "choice" | "noul" | "score", CompactMetrics>>;
+
+export interface CalibrateResult {
+  model: string;
+  /** "probabilities" when the server sent no logits and log(probabilities) stood in for them. */
+  logitsSource: "logits" | "probabilities" | "mixed";
+  split: { fitItems: number; fitAnswers: number; heldOutItems: number; heldOutAnswers: number; inSample: boolean };
+  fit: CalibrationFit;
+  temperatures: Temperatures;
+  heldOut: { uncalibrated: CompactByType; calibrated: CompactByType; current?: CompactByType };
+}
+
+export async function runCalibration(options: CalibrateRunOptions): Promise<CalibrateResult> {
+  const { fitItems, heldOutItems } = splitItems(options.items, options.holdout, options.seed);
+  const { model, recordsOf, logitsSource } = await askForLogits(options);
+  const fitRecords = fitItems.flatMap((item) => recordsOf.get(item)!);
+  const inSample = heldOutItems.length === 0;
+  const heldOutRecords = inSample ? fitRecords : heldOutItems.flatMap((item) => recordsOf.get(item)!);
+
+  const fit = fitCalibration(fitRecords, options.minBucketAnswers);
+  const current = options.currentFor?.(model);
+  const temperatures = temperaturesOf(fit, current);
+  return {
+    model,
+    logitsSource,
+    split: {
+      fitItems: fitItems.length,
+      fitAnswers: fitRecords.length,
+      heldOutItems: heldOutItems.length,
+      heldOutAnswers: inSample ? 0 : heldOutRecords.length,
+      inSample,
+    },
+    fit,
+    temperatures,
+    heldOut: {
+      uncalibrated: compact(heldOutRecords, NEUTRAL_TEMPERATURES),
+      calibrated: compact(heldOutRecords, temperatures),
+      // Applying the profile's temperatures on top of probabilities the server may already have
+      // calibrated would measure nothing meaningful.
+      ...(current && logitsSource === "logits" && { current: compact(heldOutRecords, current) }),
+    },
+  };
+}
+
+/** One request per item with include_logits; every answer read as label logits. */
+async function askForLogits(options: CalibrateRunOptions) {
+  const extra = { include_logits: true, ...(options.model === undefined ? {} : { model: options.model }) };
+  const requests = options.items.map((item) => ({ body: { ...requestOf(item), ...extra }, label: `item ${item.id} (line ${item.line})` }));
+  const progress = options.progress(requests.length);
+  const replies = await sendAll(options.client, requests, { concurrency: options.concurrency, progress });
+  progress.finish();
+
+  const models = [...new Set(replies.map((r) => r.model))];
+  if (models.length !== 1) throw new EvaluationRunError(`the server answered as several models (${models.join(", ")}); a profile is per model`);
+  let answers = 0;
+  let fromLogits = 0;
+  const recordsOf = new Map<DatasetItem, LogitRecord[]>();
+  options.items.forEach((item, i) => {
+    const records = item.labelled.map((q): LogitRecord => {
+      const read = labelErrors(requests[i].label, () => answerLogits(q, replies[i].answers[q.id]));
+      answers++;
+      if (read.fromLogits) fromLogits++;
+      return { type: q.type, logits: read.logits, gold: q.gold };
+    });
+    recordsOf.set(item, records);
+  });
+  const logitsSource: CalibrateResult["logitsSource"] = fromLogits === answers ? "logits" : fromLogits === 0 ? "probabilities" : "mixed";
+  return { model: models[0], recordsOf, logitsSource };
+}
+
+function compact(records: readonly LogitRecord[], temperatures: Temperatures): CompactByType {
+  const summaries = summariseByType(predictionsAt(records, temperatures), []);
+  const out: CompactByType = {};
+  for (const [key, s] of Object.entries(summaries)) {
+    if (s) out[key as keyof CompactByType] = { answers: s.answers, accuracy: s.accuracy, ece: s.ece, nll: s.nll, brier: s.brier };
+  }
+  return out;
+}
+
+/** A seeded shuffle of the items, the first `holdout` share held out (at least one of each side). */
+export function splitItems<T>(items: readonly T[], holdout: number, seed: number): { fitItems: T[]; heldOutItems: T[] } {
+  if (holdout === 0) return { fitItems: [...items], heldOutItems: [] };
+  if (items.length < 2) throw new EvaluationRunError("holding items out needs at least 2 items; use --holdout 0 to report on the fitting data");
+  const order = items.map((_, i) => i);
+  const rng = new Mulberry32(seed);
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(rng.next() * (i + 1));
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  const count = Math.min(items.length - 1, Math.max(1, Math.round(items.length * holdout)));
+  const held = new Set(order.slice(0, count));
+  // Both parts keep the file's order, so reports list items as the dataset does.
+  return { fitItems: items.filter((_, i) => !held.has(i)), heldOutItems: items.filter((_, i) => held.has(i)) };
+}
