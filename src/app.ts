@@ -2,9 +2,10 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { JudgmentEngine } from "./engine/types.js";
-import { ApiError, toApiError } from "./errors.js";
+import { toApiError } from "./errors.js";
 import type { KeyAuthenticator } from "./http/authenticate.js";
 import type { App, AppEnv } from "./http/context.js";
+import { routeNotFound } from "./http/not-found.js";
 import { requestId } from "./http/request-id.js";
 import type { Temperatures } from "./judgment/answers.js";
 import type { Logger } from "./logger.js";
@@ -38,7 +39,7 @@ export function buildApp(deps: AppDeps): App {
   registerOpenApi(app);
   if (deps.admin) registerAdmin(app, deps.admin);
 
-  app.notFound((c) => c.json(new ApiError("not_found", `no route for ${c.req.method} ${c.req.path}`).body(), 404));
+  app.notFound((c) => c.json(routeNotFound(c.req.method, c.req.path).body(), 404));
   app.onError((error, c) => {
     const apiError = toApiError(error);
     if (apiError.status >= 500) {

@@ -17,7 +17,13 @@ export const ERROR_STATUS = {
   invalid_api_key: 401,
   insufficient_funds: 402,
   not_found: 404,
+  /** Admin API only (these three): the account, plan or key named does not exist. */
+  account_not_found: 404,
+  plan_not_found: 404,
+  key_not_found: 404,
   idempotency_key_in_use: 409,
+  /** Admin API: another plan already has that name. */
+  plan_exists: 409,
   body_too_large: 413,
   rate_limited: 429,
   /** nginx's convention for "the client closed the connection first"; only ever seen in logs. */

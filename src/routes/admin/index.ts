@@ -1,5 +1,23 @@
-import type { App } from "../../http/context.js";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { Hono } from "hono";
+import { adminOnly } from "../../http/admin-auth.js";
+import type { App, AppEnv } from "../../http/context.js";
 import type { Store } from "../../store/types.js";
+import { registerCheckLedger } from "./check-ledger.js";
+import { registerConsole } from "./console.js";
+import { registerCreateAccount } from "./create-account.js";
+import { registerCreateKey } from "./create-key.js";
+import { registerCreatePlan } from "./create-plan.js";
+import { registerCreateTopUp } from "./create-top-up.js";
+import { registerGetAccount } from "./get-account.js";
+import { registerListAccounts } from "./list-accounts.js";
+import { registerListLedger } from "./list-ledger.js";
+import { registerListPlans } from "./list-plans.js";
+import { registerAdminOpenApi } from "./openapi.js";
+import { registerRevokeKey } from "./revoke-key.js";
+import type { AdminApi } from "./route.js";
+import { registerSetAccountPlan } from "./set-account-plan.js";
+import { registerUpdatePlan } from "./update-plan.js";
 
 export interface AdminDeps {
   /** The console's and admin API's bearer token; without it neither exists. */
@@ -8,4 +26,31 @@ export interface AdminDeps {
 }
 
 /** The admin API (/admin/v1/…) and the console (/console), invisible without the admin token. */
-export function registerAdmin(_app: App, _deps: AdminDeps): void {}
+export function registerAdmin(app: App, deps: AdminDeps): void {
+  // Registered before the admin routes, so it runs first for every path under /admin,
+  // including unknown ones and /admin itself.
+  app.use("/admin/*", adminOnly(deps.token));
+  // A plain Hono in between: OpenAPIHono.route would copy the admin paths into the public
+  // document, which must not mention them.
+  app.route("/", new Hono<AppEnv>().route("/", buildAdminApi(deps.store)));
+  registerConsole(app);
+}
+
+/** Every admin endpoint, each in its own file, with its own OpenAPI document. */
+export function buildAdminApi(store: Store): AdminApi {
+  const api = new OpenAPIHono<AppEnv>();
+  registerListPlans(api, store);
+  registerCreatePlan(api, store);
+  registerUpdatePlan(api, store);
+  registerListAccounts(api, store);
+  registerCreateAccount(api, store);
+  registerGetAccount(api, store);
+  registerSetAccountPlan(api, store);
+  registerCreateTopUp(api, store);
+  registerListLedger(api, store);
+  registerCreateKey(api, store);
+  registerRevokeKey(api, store);
+  registerCheckLedger(api, store);
+  registerAdminOpenApi(api);
+  return api;
+}

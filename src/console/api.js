@@ -1,0 +1,49 @@
+/**
+ * The admin API client. The token lives in this tab's sessionStorage only: never in the URL
+ * (it would reach logs and history) and never in localStorage (it would outlive the session).
+ */
+
+const TOKEN_KEY = "judge.adminToken";
+
+export const adminToken = {
+  get: () => sessionStorage.getItem(TOKEN_KEY),
+  set: (token) => sessionStorage.setItem(TOKEN_KEY, token),
+  clear: () => sessionStorage.removeItem(TOKEN_KEY),
+};
+
+export class AdminApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** Calls admin/v1/<path> (relative, so the console also works behind a path prefix). */
+export async function adminApi(method, path, body) {
+  const headers = { authorization: `Bearer ${adminToken.get() ?? ""}` };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const response = await fetch(`admin/v1/${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    cache: "no-store",
+    credentials: "omit",
+  });
+  const text = await response.text();
+  let data;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    data = undefined;
+  }
+  if (!response.ok) {
+    throw new AdminApiError(response.status, data?.code ?? "http_error", data?.error ?? `HTTP ${response.status}`);
+  }
+  return data;
+}
+
+/** A path with each interpolated value URL-encoded: ids and plan names go in as data. */
+export function path(strings, ...values) {
+  return strings.reduce((out, part, i) => out + part + (i < values.length ? encodeURIComponent(values[i]) : ""), "");
+}

@@ -1,0 +1,24 @@
+import { createRoute } from "@hono/zod-openapi";
+import type { Store } from "../../store/types.js";
+import { requestIdHeader } from "../shared.schema.js";
+import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
+import { LedgerCheckView, ledgerCheckView } from "./views.js";
+
+const route = createRoute({
+  method: "get",
+  path: "/admin/v1/ledger/check",
+  summary: "Recompute every balance and period usage from the ledger and compare",
+  security: ADMIN_SECURITY,
+  responses: {
+    200: {
+      description: "ok is true when every account's columns equal the sums of its ledger entries and open holds.",
+      headers: requestIdHeader,
+      content: { "application/json": { schema: LedgerCheckView } },
+    },
+    ...adminErrors(""),
+  },
+});
+
+export function registerCheckLedger(api: AdminApi, store: Store): void {
+  addRoute(api, route, (c) => c.json(ledgerCheckView(store.ledger.check()), 200));
+}

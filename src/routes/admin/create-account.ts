@@ -1,0 +1,35 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { MAX_NAME_LENGTH, type Store } from "../../store/types.js";
+import { requestIdHeader } from "../shared.schema.js";
+import { summarizeAccount } from "./account-summary.js";
+import { readBody } from "./input.js";
+import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
+import { fromStore } from "./store-errors.js";
+import { AccountView } from "./views.js";
+
+const CreateAccountBody = z
+  .strictObject({
+    name: z.string().max(MAX_NAME_LENGTH).openapi({ description: "A label for people; any text." }),
+    plan: z.string().optional().openapi({ description: 'The plan\'s id or name; "default" when absent.' }),
+  })
+  .openapi("AdminAccountInput");
+
+const route = createRoute({
+  method: "post",
+  path: "/admin/v1/accounts",
+  summary: "Create an account",
+  security: ADMIN_SECURITY,
+  request: { body: { required: true, content: { "application/json": { schema: CreateAccountBody } } } },
+  responses: {
+    201: { description: "The new account, with a zero balance.", headers: requestIdHeader, content: { "application/json": { schema: AccountView } } },
+    ...adminErrors("No such plan (plan_not_found).", { 400: "A missing or invalid field." }),
+  },
+});
+
+export function registerCreateAccount(api: AdminApi, store: Store): void {
+  addRoute(api, route, async (c) => {
+    const body = await readBody(c, CreateAccountBody);
+    const account = fromStore(() => store.accounts.create({ name: body.name, plan: body.plan }));
+    return c.json(summarizeAccount(store, account), 201);
+  });
+}

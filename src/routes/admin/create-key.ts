@@ -1,0 +1,40 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { MAX_NAME_LENGTH, type Store } from "../../store/types.js";
+import { requestIdHeader } from "../shared.schema.js";
+import { accountOr404 } from "./account-summary.js";
+import { AccountIdParams } from "./get-account.js";
+import { readBody } from "./input.js";
+import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
+import { fromStore } from "./store-errors.js";
+import { KeyView, keyView } from "./views.js";
+
+const CreateKeyBody = z
+  .strictObject({ name: z.string().max(MAX_NAME_LENGTH).optional().openapi({ description: "A label, e.g. where the key is used." }) })
+  .openapi("AdminKeyInput");
+
+const CreatedKey = KeyView.extend({
+  key: z.string().openapi({ description: "The API key itself. Shown in this response only: it is stored as a hash." }),
+}).openapi("AdminCreatedKey");
+
+const route = createRoute({
+  method: "post",
+  path: "/admin/v1/accounts/{id}/keys",
+  summary: "Create an API key for an account; the key is in this response only",
+  security: ADMIN_SECURITY,
+  request: { params: AccountIdParams, body: { required: true, content: { "application/json": { schema: CreateKeyBody } } } },
+  responses: {
+    201: { description: "The key and its record.", headers: requestIdHeader, content: { "application/json": { schema: CreatedKey } } },
+    ...adminErrors("No such account (account_not_found).", { 400: "An invalid field; send {} for an unnamed key." }),
+  },
+});
+
+export function registerCreateKey(api: AdminApi, store: Store): void {
+  addRoute(api, route, async (c) => {
+    const { id } = accountOr404(store, c.req.param("id")!);
+    const body = await readBody(c, CreateKeyBody);
+    const { key, record } = fromStore(() => store.keys.create({ accountId: id, name: body.name }));
+    // A key must never be served from a cache or kept in one.
+    c.header("cache-control", "no-store");
+    return c.json({ ...keyView(record), key }, 201);
+  });
+}

@@ -1,0 +1,50 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { PLAN_LIMITS } from "../../store/plans.js";
+import { MAX_NAME_LENGTH, type Store } from "../../store/types.js";
+import { requestIdHeader } from "../shared.schema.js";
+import { EuroString, micros, readBody } from "./input.js";
+import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
+import { fromStore } from "./store-errors.js";
+import { PlanView, planView } from "./views.js";
+
+/** A plan's editable fields; the price is a euro string, like every amount people type. */
+export const planFields = {
+  name: z.string().max(MAX_NAME_LENGTH),
+  requests_per_minute: z.number().int().min(1).max(PLAN_LIMITS.requestsPerMinute),
+  allowance_questions: z
+    .number()
+    .int()
+    .min(0)
+    .max(PLAN_LIMITS.allowanceQuestions)
+    .openapi({ description: "Questions per monthly period before requests are billed to the balance." }),
+  price_per_million: EuroString.openapi({ description: "Euros per million input tokens billed to the balance.", example: "0.05" }),
+};
+
+const CreatePlanBody = z.strictObject(planFields).openapi("AdminPlanInput");
+
+const route = createRoute({
+  method: "post",
+  path: "/admin/v1/plans",
+  summary: "Create a plan",
+  security: ADMIN_SECURITY,
+  request: { body: { required: true, content: { "application/json": { schema: CreatePlanBody } } } },
+  responses: {
+    201: { description: "The new plan.", headers: requestIdHeader, content: { "application/json": { schema: PlanView } } },
+    ...adminErrors("", { 400: "A missing or invalid field.", 409: "A plan with that name exists." }),
+  },
+});
+
+export function registerCreatePlan(api: AdminApi, store: Store): void {
+  addRoute(api, route, async (c) => {
+    const body = await readBody(c, CreatePlanBody);
+    const plan = fromStore(() =>
+      store.plans.create({
+        name: body.name,
+        requestsPerMinute: body.requests_per_minute,
+        allowanceQuestions: body.allowance_questions,
+        pricePerMillion: micros(body.price_per_million, "price_per_million"),
+      }),
+    );
+    return c.json(planView(plan), 201);
+  });
+}

@@ -1,0 +1,35 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { ApiError } from "../../errors.js";
+import type { Store } from "../../store/types.js";
+import { requestIdHeader } from "../shared.schema.js";
+import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
+import { fromStore } from "./store-errors.js";
+import { KeyView, keyView } from "./views.js";
+
+const route = createRoute({
+  method: "post",
+  path: "/admin/v1/keys/{id}/revoke",
+  summary: "Revoke an API key; its next request gets 401",
+  security: ADMIN_SECURITY,
+  request: { params: z.object({ id: z.string().openapi({ description: "The key's id (key_…), not its prefix." }) }) },
+  responses: {
+    200: {
+      description: "The revoked key. Revoking a revoked key changes nothing and answers the same.",
+      headers: requestIdHeader,
+      content: { "application/json": { schema: KeyView } },
+    },
+    ...adminErrors("No such key (key_not_found)."),
+  },
+});
+
+export function registerRevokeKey(api: AdminApi, store: Store): void {
+  addRoute(api, route, (c) => {
+    const id = c.req.param("id")!;
+    // By id only: the store also accepts a displayed prefix, which a URL should not guess at.
+    // There is no lookup by id, so the key is found among all keys (admin traffic is light).
+    if (!store.keys.list().some((record) => record.id === id)) throw new ApiError("key_not_found", `No key with id ${id}`);
+    const revoked = fromStore(() => store.keys.revoke(id));
+    if (!revoked) throw new ApiError("key_not_found", `No key with id ${id}`);
+    return c.json(keyView(revoked), 200);
+  });
+}

@@ -1,0 +1,30 @@
+import type { OpenAPIHono, RouteConfig } from "@hono/zod-openapi";
+import type { Handler } from "hono";
+import type { ErrorStatus } from "../../errors.js";
+import type { AppEnv } from "../../http/context.js";
+import { errorResponses } from "../shared.schema.js";
+
+/** The admin API's own app: its routes and OpenAPI document stay apart from the public ones. */
+export type AdminApi = OpenAPIHono<AppEnv>;
+
+/** The name of the admin token's security scheme in the admin OpenAPI document. */
+export const ADMIN_SECURITY = [{ adminToken: [] }];
+
+/**
+ * Documents `route` and serves it with `handler`, which reads and validates its own input
+ * (input.ts), as POST /v1/systemone does. `api.openapi()` would validate instead, but its
+ * validators throw HTTPExceptions (malformed JSON, content type) that the app reports as 500s,
+ * and they read bodies without a size limit.
+ */
+export function addRoute(api: AdminApi, route: RouteConfig & { getRoutingPath(): string }, handler: Handler<AppEnv>): void {
+  api.openAPIRegistry.registerPath(route);
+  api.on(route.method.toUpperCase(), route.getRoutingPath(), handler);
+}
+
+const NOT_FOUND_EXPLAINED =
+  "Also the answer to any request without the admin token: the admin API is indistinguishable from an unknown path.";
+
+/** Error responses of an admin route: 404 is always among them (see NOT_FOUND_EXPLAINED). */
+export function adminErrors<S extends Exclude<ErrorStatus, 404>>(notFound: string, others: Record<S, string> = {} as Record<S, string>) {
+  return errorResponses({ ...others, 404: `${notFound} ${NOT_FOUND_EXPLAINED}`.trim() } as Record<S | 404, string>);
+}
