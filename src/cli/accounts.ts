@@ -1,42 +1,121 @@
 import type { Command } from "commander";
-import type { Account } from "../store/store.js";
-import { emit, withStore } from "./context.js";
+import type { Account, LedgerEntry, Plan, Store, Usage } from "../store/store.js";
+import { CliError, emit, requireAccount, withStore } from "./context.js";
 import { formatTable, formatTimestamp } from "./format.js";
+import { formatLedgerEntries, parseLimit } from "./ledger.js";
+import { describePlan } from "./plans.js";
+import { accountJson, formatMoney, isoTime, ledgerEntryJson, planJson } from "./views.js";
 
-export function formatAccounts(accounts: readonly Account[]): string {
-  if (accounts.length === 0) {
+/** An account with its plan and this period's usage, as every accounts command shows it. */
+export interface AccountSummary {
+  account: Account;
+  plan: Plan;
+  usage: Usage;
+}
+
+export function summarizeAccount(store: Store, account: Account): AccountSummary {
+  const plan = store.plans.get(account.planId);
+  const usage = store.ledger.usage(account.id);
+  // Plans cannot be deleted and the account was just read, so this is a damaged database.
+  if (!plan || !usage) throw new CliError(`Account ${account.id} refers to plan ${account.planId}, which is missing`);
+  return { account, plan, usage };
+}
+
+const summaryJson = ({ account, plan, usage }: AccountSummary) => accountJson(account, plan, usage);
+
+export function formatAccounts(summaries: readonly AccountSummary[]): string {
+  if (summaries.length === 0) {
     return "No accounts yet. Create one with: judge accounts create --name <name>";
   }
   return formatTable(
-    ["ID", "NAME", "CREATED"],
-    accounts.map((account) => [account.id, account.name, formatTimestamp(account.createdAt)]),
+    ["ID", "NAME", "PLAN", "BALANCE", "USED/ALLOWANCE", "CREATED"],
+    summaries.map(({ account, plan, usage }) => [
+      account.id,
+      account.name,
+      plan.name,
+      formatMoney(account.balanceMicro),
+      `${usage.used}/${usage.allowance}`,
+      formatTimestamp(account.createdAt),
+    ]),
   );
 }
 
-export function formatAccountCreated(account: Account): string {
+export function formatAccountCreated({ account, plan }: AccountSummary): string {
   return [
-    `Created account ${account.id} (${account.name}).`,
+    `Created account ${account.id} (${account.name}) on plan ${plan.name}.`,
     `Create an API key for it with: judge keys create --account ${account.id}`,
   ].join("\n");
 }
 
+export function formatAccountDetails({ account, plan, usage }: AccountSummary, entries: readonly LedgerEntry[]): string {
+  return [
+    `Account   ${account.id} (${account.name}), created ${formatTimestamp(account.createdAt)}`,
+    `Plan      ${plan.name} (${plan.id}): ${describePlan(plan)}`,
+    `Period    [${isoTime(usage.period.start)}, ${isoTime(usage.period.end)})`,
+    `Questions ${usage.used} used, ${usage.reserved} reserved, of ${usage.allowance} allowed`,
+    `Balance   ${formatMoney(account.balanceMicro)}, of which ${formatMoney(account.reservedMicro)} held by requests in flight`,
+    "",
+    "Recent ledger entries (newest first):",
+    formatLedgerEntries(entries),
+  ].join("\n");
+}
+
 export function registerAccountsCommands(program: Command): void {
-  const accounts = program.command("accounts").description("Manage accounts");
+  const accounts = program.command("accounts").description("Manage accounts: their plan, balance and usage");
 
   accounts
     .command("create")
     .description("Create an account")
     .requiredOption("--name <name>", "display name of the account")
-    .action(async (options: { name: string }, command: Command) => {
-      const account = await withStore(command, (store) => store.accounts.create({ name: options.name }));
-      emit(command, { json: account, text: () => formatAccountCreated(account) });
+    .option("--plan <idOrName>", "plan id or name (default: the plan named default)")
+    .action(async (options: { name: string; plan?: string }, command: Command) => {
+      const summary = await withStore(command, (store) =>
+        summarizeAccount(store, store.accounts.create({ name: options.name, plan: options.plan?.trim() })),
+      );
+      emit(command, { json: summaryJson(summary), text: () => formatAccountCreated(summary) });
     });
 
   accounts
     .command("list")
-    .description("List accounts")
+    .description("List accounts with their plan, balance and usage this period")
     .action(async (_options: unknown, command: Command) => {
-      const list = await withStore(command, (store) => store.accounts.list());
-      emit(command, { json: list, text: () => formatAccounts(list) });
+      const list = await withStore(command, (store) =>
+        store.accounts.list().map((account) => summarizeAccount(store, account)),
+      );
+      emit(command, { json: list.map(summaryJson), text: () => formatAccounts(list) });
+    });
+
+  accounts
+    .command("show")
+    .description("Show an account: plan, current period, usage, balance and recent ledger entries")
+    .argument("<accountId>", "account id (acct_…)")
+    .option("--limit <n>", "number of recent ledger entries", "10")
+    .action(async (accountId: string, options: { limit: string }, command: Command) => {
+      const limit = parseLimit(options.limit);
+      const { summary, entries } = await withStore(command, (store) => {
+        const account = requireAccount(store, accountId.trim());
+        return { summary: summarizeAccount(store, account), entries: store.ledger.entries(account.id, { limit }) };
+      });
+      emit(command, {
+        // Same shape as the admin API's GET /admin/v1/accounts/{id}, without the keys.
+        json: { account: summaryJson(summary), plan: planJson(summary.plan), ledger: entries.map(ledgerEntryJson) },
+        text: () => formatAccountDetails(summary, entries),
+      });
+    });
+
+  accounts
+    .command("set-plan")
+    .description("Move an account to another plan; it applies from the account's next request")
+    .argument("<accountId>", "account id (acct_…)")
+    .argument("<plan>", "plan id or name")
+    .action(async (accountId: string, plan: string, _options: unknown, command: Command) => {
+      const summary = await withStore(command, (store) =>
+        summarizeAccount(store, store.accounts.setPlan(accountId.trim(), plan.trim())),
+      );
+      const { account } = summary;
+      emit(command, {
+        json: summaryJson(summary),
+        text: () => `Account ${account.id} (${account.name}) is now on plan ${summary.plan.name}.`,
+      });
     });
 }

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { loadConfig, type Config } from "../config.js";
-import { createStore, type Store } from "../store/store.js";
+import { createStore, type Account, type Store } from "../store/store.js";
 
 /** Options defined on the root program and accepted before or after any subcommand. */
 export interface GlobalOptions {
@@ -51,4 +51,11 @@ export function emit(command: Command, output: { json: unknown; text: () => stri
     ? JSON.stringify(output.json, null, 2)
     : output.text();
   process.stdout.write(`${rendered}\n`);
+}
+
+/** A mistyped id must fail rather than look like an account with no keys or no ledger entries. */
+export function requireAccount(store: Store, accountId: string): Account {
+  const account = store.accounts.get(accountId);
+  if (!account) throw new CliError(`No account with id ${accountId}`);
+  return account;
 }

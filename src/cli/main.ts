@@ -8,10 +8,13 @@ import {
 } from "../fixtures/fixture-model.js";
 import { isStoreError } from "../store/store.js";
 import { registerAccountsCommands } from "./accounts.js";
+import { registerBalanceCommands } from "./balance.js";
 import { registerBenchCommand } from "./bench.js";
 import { CliError, emit, resolveConfig } from "./context.js";
 import { registerEvaluationCommands } from "./evaluation.js";
 import { registerKeysCommands } from "./keys.js";
+import { registerLedgerCommands } from "./ledger.js";
+import { registerPlansCommands } from "./plans.js";
 
 /**
  * Entry point of the `judge` CLI (bin/judge.js imports this module; `npm run judge` runs it).
@@ -21,13 +24,16 @@ import { registerKeysCommands } from "./keys.js";
 
 function buildProgram(): Command {
   const program = new Command("judge")
-    .description("Administer the Typed Judgment Service: accounts, API keys, server, fixtures")
+    .description("Administer the Typed Judgment Service: plans, accounts, balances, API keys, ledger, server, fixtures")
     .option("--db <path>", "SQLite database file (overrides JUDGE_DB)")
     .option("--json", "print machine-readable JSON instead of tables")
     .showHelpAfterError("(run with --help for usage)");
 
+  registerPlansCommands(program);
   registerAccountsCommands(program);
+  registerBalanceCommands(program);
   registerKeysCommands(program);
+  registerLedgerCommands(program);
   registerServeCommand(program);
   registerFixtureCommand(program);
   registerEvaluationCommands(program);

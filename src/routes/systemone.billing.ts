@@ -82,10 +82,11 @@ export function reserveOrRefuse(
   if (outcome.reason === "account_not_found") throw new ApiError("invalid_api_key", "invalid or revoked API key");
   const { standing, chargeMicro } = outcome;
   const left = Math.max(0, standing.allowance - standing.planUsed);
+  const held = standing.heldMicro > 0 ? `, of which €${formatEuros(standing.heldMicro)} is held by requests in flight` : "";
   throw new ApiError(
     "insufficient_funds",
     `this request needs ${input.questions} questions of plan allowance (${left} left this period) ` +
-      `or €${formatEuros(chargeMicro)} of prepaid balance (€${formatEuros(standing.balanceMicro)} left); nothing was charged`,
+      `or €${formatEuros(chargeMicro)} of prepaid balance (€${formatEuros(standing.balanceMicro)}${held}); nothing was charged`,
     standingHeaders(standing),
   );
 }

@@ -93,12 +93,12 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
     const idempotencyKey = idempotencyKeyOf(c);
     const ids = Object.keys(request.questions);
     const questions = Object.values(request.questions);
-    const prepared = prepareOrExplain(deps.engine, request.state, questions, ids);
-
+    // Before the model is asked anything, so a stored answer is replayed even while it is unavailable.
     const claim = idempotencyKey && { accountId, key: idempotencyKey, requestHash: body.digest, owner: requestId };
     const replay = claim ? claimIdempotencyKey(deps.idempotency, claim) : undefined;
     if (replay) return c.body(replay.body, 200, { ...JSON_TYPE, ...billingHeaders(replay), "idempotent-replayed": "true" });
     try {
+      const prepared = prepareOrExplain(deps.engine, request.state, questions, ids);
       const reservation = reserveOrRefuse(deps.billing, {
         accountId,
         questions: questions.length,

@@ -35,6 +35,15 @@ const toReservation = (row: ReservationRow): Reservation => ({
 class NothingCanPay extends Error {}
 
 /**
+ * Moving a hold must touch exactly the row the hold was taken on; anything else means the
+ * records were altered behind the service's back, and the transaction is rolled back rather
+ * than writing a ledger entry that no balance or usage reflects.
+ */
+function exactlyOne(result: { changes: number }, what: string): void {
+  if (result.changes !== 1) throw new Error(`billing records are inconsistent: ${what} changed ${result.changes} rows`);
+}
+
+/**
  * Reserve, settle and release. Every debit is one conditional UPDATE ("only if enough
  * remains"), so concurrent requests, and other processes on the same file, can never
  * overdraw; the model runs between these short transactions, never inside one.
@@ -51,6 +60,7 @@ export function createBillingRepository(db: Database, now: () => number, reserva
       planUsed: (usage?.used ?? 0) + (usage?.reserved ?? 0),
       allowance: account.allowance_questions,
       balanceMicro: account.balance_micro,
+      heldMicro: account.reserved_micro,
     };
   };
 
@@ -86,8 +96,8 @@ export function createBillingRepository(db: Database, now: () => number, reserva
   const releaseInTransaction = db.transaction((reservationId: string): boolean => {
     const row = s.takeReservation.get(reservationId);
     if (!row) return false;
-    if (row.billed_to === "plan") s.unholdAllowance.run(row.questions, row.account_id, row.period_start);
-    else s.unholdBalance.run(row.amount_micro, row.account_id);
+    if (row.billed_to === "plan") exactlyOne(s.unholdAllowance.run(row.questions, row.account_id, row.period_start), "release");
+    else exactlyOne(s.unholdBalance.run(row.amount_micro, row.account_id), "release");
     return true;
   });
 
@@ -96,9 +106,9 @@ export function createBillingRepository(db: Database, now: () => number, reserva
     if (!row) return undefined;
     const at = now();
     if (row.billed_to === "plan") {
-      s.settleAllowance.run({ q: row.questions, account: row.account_id, period: row.period_start });
+      exactlyOne(s.settleAllowance.run({ q: row.questions, account: row.account_id, period: row.period_start }), "settle");
     } else {
-      s.settleBalance.run({ amount: row.amount_micro, account: row.account_id });
+      exactlyOne(s.settleBalance.run({ amount: row.amount_micro, account: row.account_id }), "settle");
     }
     s.insertEntry.run({
       account_id: row.account_id,
@@ -152,9 +162,9 @@ function prepareStatements(db: Database) {
   return {
     accountWithPlan: db.prepare<
       [string],
-      { created_at: number; balance_micro: number; allowance_questions: number; price_per_million: number }
+      { created_at: number; balance_micro: number; reserved_micro: number; allowance_questions: number; price_per_million: number }
     >(
-      `SELECT a.created_at, a.balance_micro, p.allowance_questions, p.price_per_million
+      `SELECT a.created_at, a.balance_micro, a.reserved_micro, p.allowance_questions, p.price_per_million
        FROM accounts a JOIN plans p ON p.id = a.plan_id WHERE a.id = ?`,
     ),
     usage: db.prepare<[string, number], { used: number; reserved: number }>(

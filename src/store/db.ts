@@ -47,6 +47,8 @@ function unavailable(path: string, error: unknown): StoreError {
 }
 
 function configure(db: Database, path: string): void {
+  // First, so that even switching to WAL waits for another process's lock instead of failing.
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   if (isFileBacked(path)) {
     // WAL lets the HTTP server read while a CLI process writes; NORMAL sync is durable
     // across application crashes under WAL and avoids an fsync per transaction.
@@ -54,5 +56,4 @@ function configure(db: Database, path: string): void {
     db.pragma("synchronous = NORMAL");
   }
   db.pragma("foreign_keys = ON");
-  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
 }

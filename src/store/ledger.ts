@@ -81,19 +81,19 @@ function checkLedger(s: ReturnType<typeof prepareStatements>): LedgerCheck {
   const accounts = s.balances.all();
   for (const row of accounts) {
     if (row.balance_micro !== row.ledger_sum) {
-      mismatches.push({ accountId: row.id, what: "balance", column: row.balance_micro, ledgerSum: row.ledger_sum });
+      mismatches.push({ accountId: row.id, what: "balance", unit: "micro_eur", column: row.balance_micro, ledgerSum: row.ledger_sum });
     }
     if (row.reserved_micro !== row.held) {
-      mismatches.push({ accountId: row.id, what: "reserved balance", column: row.reserved_micro, ledgerSum: row.held });
+      mismatches.push({ accountId: row.id, what: "reserved balance", unit: "micro_eur", column: row.reserved_micro, ledgerSum: row.held });
     }
   }
   for (const row of s.periods.all()) {
     const what = `period ${new Date(row.period_start).toISOString()}`;
     if (row.used !== row.ledger_sum) {
-      mismatches.push({ accountId: row.account_id, what: `${what} used`, column: row.used, ledgerSum: row.ledger_sum });
+      mismatches.push({ accountId: row.account_id, what: `${what} used`, unit: "questions", column: row.used, ledgerSum: row.ledger_sum });
     }
     if (row.reserved !== row.held) {
-      mismatches.push({ accountId: row.account_id, what: `${what} reserved`, column: row.reserved, ledgerSum: row.held });
+      mismatches.push({ accountId: row.account_id, what: `${what} reserved`, unit: "questions", column: row.reserved, ledgerSum: row.held });
     }
   }
   return { ok: mismatches.length === 0, accounts: accounts.length, mismatches };
@@ -131,16 +131,25 @@ function prepareStatements(db: Database) {
             WHERE r.account_id = a.id AND r.billed_to = 'balance') AS held
        FROM accounts a ORDER BY a.id`,
     ),
+    // Every period any record mentions: a usage row, a plan entry or a plan hold, so a usage
+    // row that went missing is caught too.
     periods: db.prepare<
       [],
       { account_id: string; period_start: number; used: number; reserved: number; ledger_sum: number; held: number }
     >(
-      `SELECT u.account_id, u.period_start, u.used, u.reserved,
+      `WITH periods AS (
+         SELECT account_id, period_start FROM plan_usage
+         UNION SELECT account_id, period_start FROM ledger WHERE kind = 'plan'
+         UNION SELECT account_id, period_start FROM reservations WHERE billed_to = 'plan')
+       SELECT p.account_id, p.period_start,
+         COALESCE(u.used, 0) AS used, COALESCE(u.reserved, 0) AS reserved,
          (SELECT COALESCE(SUM(questions), 0) FROM ledger l
-            WHERE l.account_id = u.account_id AND l.kind = 'plan' AND l.period_start = u.period_start) AS ledger_sum,
+            WHERE l.account_id = p.account_id AND l.kind = 'plan' AND l.period_start = p.period_start) AS ledger_sum,
          (SELECT COALESCE(SUM(questions), 0) FROM reservations r
-            WHERE r.account_id = u.account_id AND r.billed_to = 'plan' AND r.period_start = u.period_start) AS held
-       FROM plan_usage u ORDER BY u.account_id, u.period_start`,
+            WHERE r.account_id = p.account_id AND r.billed_to = 'plan' AND r.period_start = p.period_start) AS held
+       FROM periods p
+       LEFT JOIN plan_usage u ON u.account_id = p.account_id AND u.period_start = p.period_start
+       ORDER BY p.account_id, p.period_start`,
     ),
   };
 }

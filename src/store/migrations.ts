@@ -53,7 +53,7 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
 
       -- Every account needs a plan; existing accounts get this one.
-      INSERT INTO plans VALUES ('plan_default', 'default', 60, 1000, 50000, 0);
+      INSERT INTO plans VALUES ('plan_default', 'default', 60, 1000, 50000, CAST(strftime('%s', 'now') AS INTEGER) * 1000);
 
       -- Balances in micro-euros. The CHECKs are a last line of defence: every debit is already
       -- a conditional statement, so a violation means a bug, and the transaction aborts.

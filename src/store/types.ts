@@ -88,6 +88,8 @@ export interface Standing {
   planUsed: number;
   allowance: number;
   balanceMicro: number;
+  /** The part of the balance held by requests in flight. */
+  heldMicro: number;
 }
 
 export interface Reservation {
@@ -156,7 +158,7 @@ export interface LedgerCheck {
   ok: boolean;
   accounts: number;
   /** Accounts whose balance or period usage differs from the sum of their ledger entries. */
-  mismatches: { accountId: string; what: string; column: number; ledgerSum: number }[];
+  mismatches: { accountId: string; what: string; unit: "micro_eur" | "questions"; column: number; ledgerSum: number }[];
 }
 
 export interface LedgerRepository {

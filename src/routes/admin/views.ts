@@ -147,7 +147,13 @@ export const LedgerCheckView = z
     ok: z.boolean(),
     accounts: z.number().int(),
     mismatches: z.array(
-      z.object({ account_id: z.string(), what: z.string(), column: z.number().int(), ledger_sum: z.number().int() }),
+      z.object({
+        account_id: z.string(),
+        what: z.string(),
+        unit: z.enum(["micro_eur", "questions"]).openapi({ description: "What column and ledger_sum count." }),
+        column: z.number().int(),
+        ledger_sum: z.number().int(),
+      }),
     ),
   })
   .openapi("AdminLedgerCheck");
@@ -156,6 +162,12 @@ export function ledgerCheckView(check: LedgerCheck): z.infer<typeof LedgerCheckV
   return {
     ok: check.ok,
     accounts: check.accounts,
-    mismatches: check.mismatches.map((m) => ({ account_id: m.accountId, what: m.what, column: m.column, ledger_sum: m.ledgerSum })),
+    mismatches: check.mismatches.map((m) => ({
+      account_id: m.accountId,
+      what: m.what,
+      unit: m.unit,
+      column: m.column,
+      ledger_sum: m.ledgerSum,
+    })),
   };
 }

@@ -1,0 +1,39 @@
+import type { Command } from "commander";
+import { formatEuros, MAX_MICROS } from "../billing/money.js";
+import { emit, requireAccount, withStore } from "./context.js";
+import { parseEurosOption } from "./options.js";
+import { formatMoney, ledgerEntryJson } from "./views.js";
+
+export function registerBalanceCommands(program: Command): void {
+  const balance = program.command("balance").description("Manage prepaid balances");
+
+  balance
+    .command("top-up")
+    .description("Credit an account's prepaid balance (recorded as a ledger entry)")
+    .requiredOption("--account <accountId>", "account to credit")
+    .requiredOption("--amount <euros>", "euros to add, up to 6 decimals, e.g. 12.50")
+    .option("--note <text>", "why, e.g. an invoice number (kept in the ledger)")
+    .action(async (options: { account: string; amount: string; note?: string }, command: Command) => {
+      // Parsed before the store opens, so a refused amount writes nothing at all.
+      const amountMicro = parseEurosOption(options.amount, "--amount", {
+        minMicro: 1,
+        maxMicro: MAX_MICROS,
+        example: "12.50",
+      });
+      const result = await withStore(command, (store) => {
+        const account = requireAccount(store, options.account);
+        return { account, ...store.ledger.topUp(account.id, amountMicro, options.note) };
+      });
+      emit(command, {
+        // Same shape as the admin API's POST /admin/v1/accounts/{id}/top-ups.
+        json: {
+          entry: ledgerEntryJson(result.entry),
+          balance_micro: result.balanceMicro,
+          balance: formatEuros(result.balanceMicro),
+        },
+        text: () =>
+          `Topped up ${result.account.id} (${result.account.name}) by ${formatMoney(amountMicro)}; ` +
+          `balance is now ${formatMoney(result.balanceMicro)} (ledger entry ${result.entry.id}).`,
+      });
+    });
+}

@@ -1,0 +1,114 @@
+import type { Command } from "commander";
+import { PLAN_LIMITS } from "../store/plans.js";
+import type { Plan } from "../store/store.js";
+import type { PlanInput } from "../store/types.js";
+import { CliError, emit, withStore } from "./context.js";
+import { formatTable, formatTimestamp } from "./format.js";
+import { parseEurosOption, parseWholeNumber } from "./options.js";
+import { formatMoney, planJson } from "./views.js";
+
+/** Option values as commander hands them over: unparsed strings, checked by planChanges. */
+interface PlanOptions {
+  name?: string;
+  rpm?: string;
+  allowance?: string;
+  price?: string;
+}
+
+/** "60 requests/minute, 1000 questions per period, then €0.05 per million input tokens" */
+export function describePlan(plan: Plan): string {
+  return (
+    `${plan.requestsPerMinute} requests/minute, ${plan.allowanceQuestions} questions per period, ` +
+    `then ${formatMoney(plan.pricePerMillion)} per million input tokens`
+  );
+}
+
+export function formatPlans(plans: readonly Plan[]): string {
+  return formatTable(
+    ["ID", "NAME", "RPM", "ALLOWANCE", "PRICE/M TOKENS", "CREATED"],
+    plans.map((plan) => [
+      plan.id,
+      plan.name,
+      String(plan.requestsPerMinute),
+      String(plan.allowanceQuestions),
+      formatMoney(plan.pricePerMillion),
+      formatTimestamp(plan.createdAt),
+    ]),
+  );
+}
+
+/** Parses only the options given, so `update` leaves every other field as it was. */
+export function planChanges(options: PlanOptions): Partial<PlanInput> {
+  const changes: Partial<PlanInput> = {};
+  if (options.name !== undefined) changes.name = options.name;
+  if (options.rpm !== undefined) {
+    changes.requestsPerMinute = parseWholeNumber(options.rpm, "--rpm", { min: 1, max: PLAN_LIMITS.requestsPerMinute });
+  }
+  if (options.allowance !== undefined) {
+    changes.allowanceQuestions = parseWholeNumber(options.allowance, "--allowance", {
+      min: 0,
+      max: PLAN_LIMITS.allowanceQuestions,
+    });
+  }
+  if (options.price !== undefined) {
+    changes.pricePerMillion = parseEurosOption(options.price, "--price", {
+      minMicro: 0,
+      maxMicro: PLAN_LIMITS.pricePerMillion,
+      example: "0.05",
+    });
+  }
+  return changes;
+}
+
+export function registerPlansCommands(program: Command): void {
+  const plans = program
+    .command("plans")
+    .description("Manage plans: rate limit, monthly question allowance, price beyond it");
+
+  plans
+    .command("list")
+    .description("List plans")
+    .action(async (_options: unknown, command: Command) => {
+      const list = await withStore(command, (store) => store.plans.list());
+      emit(command, { json: list.map(planJson), text: () => formatPlans(list) });
+    });
+
+  plans
+    .command("create")
+    .description("Create a plan")
+    .requiredOption("--name <name>", "unique name of the plan")
+    .requiredOption("--rpm <n>", "requests per minute per account (at least 1)")
+    .requiredOption("--allowance <n>", "questions answered per monthly period before the balance pays")
+    .requiredOption("--price <euros>", "euros per million input tokens beyond the allowance, e.g. 0.05")
+    .action(async (options: Required<PlanOptions>, command: Command) => {
+      // Every field is required here, so the parsed changes are a complete PlanInput.
+      const input = planChanges(options) as PlanInput;
+      const plan = await withStore(command, (store) => store.plans.create(input));
+      emit(command, {
+        json: planJson(plan),
+        text: () =>
+          `Created plan ${plan.id} (${plan.name}): ${describePlan(plan)}.\n` +
+          `Put an account on it with: judge accounts set-plan <account id> ${plan.name}`,
+      });
+    });
+
+  plans
+    .command("update")
+    .description("Change a plan; accounts on it get the change from their next request")
+    .argument("<idOrName>", "plan id (plan_…) or name")
+    .option("--name <name>", "new name")
+    .option("--rpm <n>", "requests per minute per account (at least 1)")
+    .option("--allowance <n>", "questions answered per monthly period before the balance pays")
+    .option("--price <euros>", "euros per million input tokens beyond the allowance, e.g. 0.05")
+    .action(async (idOrName: string, options: PlanOptions, command: Command) => {
+      const changes = planChanges(options);
+      if (Object.keys(changes).length === 0) {
+        throw new CliError("Nothing to update: pass --name, --rpm, --allowance or --price");
+      }
+      const plan = await withStore(command, (store) => store.plans.update(idOrName.trim(), changes));
+      emit(command, {
+        json: planJson(plan),
+        text: () => `Updated plan ${plan.id} (${plan.name}): ${describePlan(plan)}.`,
+      });
+    });
+}

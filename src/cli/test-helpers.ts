@@ -1,0 +1,85 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach, expect } from "vitest";
+
+/**
+ * Shared by the CLI's end-to-end tests: every test gets a fresh SQLite file in a temp dir.
+ * Runs are asynchronous: a test of many commands would otherwise block the worker's event loop
+ * for longer than vitest waits for its progress reports on a busy machine.
+ */
+
+const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+// The CLI reads JUDGE_* variables; the test's own environment must not steer it.
+const cleanEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => !name.startsWith("JUDGE_")),
+);
+
+export interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliHarness {
+  /** The current test's database file. */
+  dbPath(): string;
+  /** Runs the real `judge` binary, the way `npx judge …` does. */
+  judge(...args: string[]): Promise<Run>;
+  /** Runs and requires success, printing the whole run on failure. */
+  judgeOk(...args: string[]): Promise<string>;
+  judgeJson<T>(...args: string[]): Promise<T>;
+}
+
+/** Call at the top of a test file: registers the hooks that create and remove the temp dir. */
+export function useCliHarness(): CliHarness {
+  let dir = "";
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "judge-cli-"));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const dbPath = () => join(dir, "judge.db");
+  const judge = (...args: string[]) => runJudge([...args, "--db", dbPath()]);
+  const judgeOk = async (...args: string[]): Promise<string> => {
+    const run = await judge(...args);
+    expect(run.status, `judge ${args.join(" ")}: ${JSON.stringify(run)}`).toBe(0);
+    return run.stdout;
+  };
+  const judgeJson = async <T>(...args: string[]): Promise<T> => {
+    const stdout = await judgeOk(...args, "--json");
+    try {
+      return JSON.parse(stdout) as T;
+    } catch {
+      throw new Error(`judge ${args.join(" ")} --json printed non-JSON:\n${stdout}`);
+    }
+  };
+  return { dbPath, judge, judgeOk, judgeJson };
+}
+
+function runJudge(args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["bin/judge.js", ...args], {
+      cwd: repoRoot,
+      env: cleanEnv,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+/** Exit code 1 and exactly one `judge: …` line on stderr, without a stack trace. */
+export function expectOneLineUserError(run: Run, pattern: RegExp): void {
+  const context = JSON.stringify(run);
+  expect(run.status, context).toBe(1);
+  expect(run.stderr.trim().split("\n"), context).toHaveLength(1);
+  expect(run.stderr, context).toMatch(pattern);
+  expect(run.stderr, `stack trace on stderr: ${context}`).not.toMatch(/\n\s+at /);
+}

@@ -1,0 +1,185 @@
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectedCharge, reservationRows } from "../testing/billing-store.js";
+import type { HitResult, SpendResult, WorkerTask } from "../testing/billing-worker.js";
+import { BILLING_WORKER, startLineProcess, startWorkerPool, type WorkerPool } from "../testing/worker-pool.js";
+import { createStore } from "./store.js";
+import { useTempDir } from "./test-helpers.js";
+import type { PlanInput, ReserveOutcome, Store } from "./types.js";
+
+/**
+ * The conditional statements hold across OS processes: four worker processes, each with its own
+ * SQLite connection to the same file, race to spend one account; exactly what it can pay is paid.
+ */
+
+const WORKERS = 4;
+const temp = useTempDir();
+let path: string;
+let store: Store;
+let pool: WorkerPool;
+let clockOffset = 0;
+
+beforeAll(async () => {
+  path = join(temp.dir(), "shared.db");
+  store = createStore({ path, now: () => Date.now() + clockOffset });
+  pool = await startWorkerPool(path, WORKERS);
+});
+afterAll(async () => {
+  await pool?.close();
+  store?.close();
+  temp.cleanup();
+});
+
+let plans = 0;
+function account(plan: Partial<PlanInput>, balanceMicro = 0) {
+  const created = store.plans.create({ name: `p${plans++}`, requestsPerMinute: 1000, allowanceQuestions: 0, pricePerMillion: 1_000_000, ...plan });
+  const { id } = store.accounts.create({ name: "raced", plan: created.id });
+  if (balanceMicro > 0) store.ledger.topUp(id, balanceMicro);
+  return id;
+}
+
+/** Runs the task on every worker while this process watches the account's columns. */
+async function race(accountId: string, task: (i: number) => WorkerTask) {
+  const seen: string[] = [];
+  const watch = setInterval(() => {
+    const u = store.ledger.usage(accountId)!;
+    if (u.balanceMicro < 0 || u.reservedMicro < 0 || u.reservedMicro > u.balanceMicro || u.reserved < 0) seen.push(JSON.stringify(u));
+  }, 1);
+  try {
+    // All start at the same instant, so every process meets the others' locks from the first statement.
+    const startAt = Date.now() + 100;
+    const results = await pool.run<SpendResult>((i) => ({ ...task(i), startAt }) as WorkerTask);
+    return { results, badStates: seen };
+  } finally {
+    clearInterval(watch);
+  }
+}
+
+function summary(accountId: string, results: SpendResult[]) {
+  const entries = store.ledger.entries(accountId, { limit: 500 });
+  return {
+    results,
+    plan: results.reduce((n, r) => n + r.settled.plan, 0),
+    balance: results.reduce((n, r) => n + r.settled.balance, 0),
+    usage: store.ledger.usage(accountId)!,
+    entries: entries.length,
+    charges: entries.filter((e) => e.kind === "charge").map((e) => e.amountMicro),
+    planEntries: entries.filter((e) => e.kind === "plan").map((e) => e.questions),
+    check: store.ledger.check(),
+  };
+}
+
+function expectSound(s: ReturnType<typeof summary>, badStates: string[]) {
+  const message = JSON.stringify({ ...s, badStates }, null, 1);
+  expect(badStates, message).toEqual([]);
+  expect(s.check, message).toMatchObject({ ok: true, mismatches: [] });
+  expect(s.usage, message).toMatchObject({ reserved: 0, reservedMicro: 0 });
+  for (const r of s.results) {
+    expect(r.refusal, message).toMatchObject({ ok: false, reason: "insufficient_funds" });
+    if (r.lowestBalance !== null) expect(r.lowestBalance, message).toBeGreaterThanOrEqual(0);
+  }
+  const active = s.results.filter((r) => r.settled.plan + r.settled.balance + r.released > 0).length;
+  expect(active, `only ${active} process(es) got any hold: no race happened\n${message}`).toBeGreaterThanOrEqual(2);
+}
+
+describe(`${WORKERS} processes racing on one SQLite file`, () => {
+  it("a balance that covers exactly k charges pays exactly k, to the micro-euro, and never goes negative", async () => {
+    const price = 333_333;
+    const charge = expectedCharge(1_000, price); // 334
+    const k = 300;
+    const id = account({ pricePerMillion: price }, k * charge + charge - 1);
+    const { results, badStates } = await race(id, (i) => ({
+      kind: "spend",
+      accountId: id,
+      questions: 1,
+      inputTokens: 1_000,
+      releaseEvery: i % 2 ? 3 : undefined, // half the processes give some holds back, as failures do
+    }));
+    const s = summary(id, results);
+    expectSound(s, badStates);
+    const message = JSON.stringify(s, null, 1);
+    expect([s.plan, s.balance], message).toEqual([0, k]);
+    expect(s.usage.balanceMicro, message).toBe(charge - 1);
+    expect(s.charges, message).toEqual(Array(k).fill(-charge));
+  });
+
+  it("a plan allowance of k × Q questions answers exactly k requests of Q questions", async () => {
+    const k = 200;
+    const id = account({ allowanceQuestions: k * 3 + 2 });
+    const { results, badStates } = await race(id, (i) => ({
+      kind: "spend",
+      accountId: id,
+      questions: 3,
+      inputTokens: 10,
+      releaseEvery: i % 2 ? undefined : 4,
+    }));
+    const s = summary(id, results);
+    expectSound(s, badStates);
+    const message = JSON.stringify(s, null, 1);
+    expect([s.plan, s.balance], message).toEqual([k, 0]);
+    expect(s.usage, message).toMatchObject({ used: 3 * k, allowance: 3 * k + 2, balanceMicro: 0 });
+    expect(s.planEntries, message).toEqual(Array(k).fill(3));
+  });
+
+  it("the allowance first, then the balance: exactly a plan requests and b balance requests", async () => {
+    const [a, b, charge] = [120, 90, 50];
+    const id = account({ allowanceQuestions: a, pricePerMillion: 1_000_000 }, b * charge + charge - 1);
+    const { results, badStates } = await race(id, (i) => ({
+      kind: "spend",
+      accountId: id,
+      questions: 1,
+      inputTokens: charge,
+      releaseEvery: i === 0 ? 2 : undefined,
+    }));
+    const s = summary(id, results);
+    expectSound(s, badStates);
+    const message = JSON.stringify(s, null, 1);
+    expect([s.plan, s.balance], message).toEqual([a, b]);
+    expect(s.usage, message).toMatchObject({ used: a, balanceMicro: charge - 1 });
+  });
+
+  it("a rate limit of L per minute lets exactly L attempts through, each with a distinct remaining count", async () => {
+    const limit = 37;
+    const id = account({ requestsPerMinute: limit });
+    const now = Date.now();
+    const results = await pool.run<HitResult>({ kind: "hit", accountId: id, attempts: 25, now });
+    const message = JSON.stringify(results);
+    expect(results.reduce((n, r) => n + r.allowed, 0), message).toBe(limit);
+    expect(results.reduce((n, r) => n + r.denied, 0), message).toBe(WORKERS * 25 - limit);
+    const remaining = results.flatMap((r) => r.remaining).sort((x, y) => x - y);
+    expect(remaining, message).toEqual(Array.from({ length: limit }, (_, i) => i));
+  });
+
+  it("a process killed between reserve and settle charges nothing: its hold stays until it expires, then the sweeper gives it back", async () => {
+    const id = account({ pricePerMillion: 1_000_000 }, 10_000);
+    const doomed = startLineProcess(BILLING_WORKER, [path]);
+    try {
+      expect(await doomed.next()).toBe("ready");
+      doomed.send({ kind: "hold", accountId: id, questions: 2, inputTokens: 700 });
+      const outcome = (await doomed.next()) as ReserveOutcome;
+      expect(outcome, JSON.stringify(outcome)).toMatchObject({ ok: true, reservation: { billedTo: "balance", amountMicro: 700 } });
+    } finally {
+      await doomed.kill();
+    }
+    const rows = reservationRows(path).filter((row) => row.account_id === id);
+    expect(rows, "the killed process's reservation row survives it").toHaveLength(1);
+    const [row] = rows;
+    expect(store.ledger.usage(id), "still held after the kill").toMatchObject({ balanceMicro: 10_000, reservedMicro: 700 });
+    expect(store.ledger.check().ok, JSON.stringify(store.ledger.check())).toBe(true);
+    expect(store.billing.sweep().reservations, "not expired yet: nothing to sweep").toBe(0);
+
+    clockOffset = (row.expires_at as number) - Date.now() + 1;
+    try {
+      expect(store.billing.sweep().reservations).toBe(1);
+    } finally {
+      clockOffset = 0;
+    }
+    const after = summary(id, []);
+    expect(after, JSON.stringify(after, null, 1)).toMatchObject({
+      usage: { balanceMicro: 10_000, reservedMicro: 0 },
+      charges: [],
+      check: { ok: true },
+    });
+    expect(reservationRows(path)).toEqual([]);
+  });
+});

@@ -1,0 +1,101 @@
+import { join } from "node:path";
+import { fakeClock } from "../store/test-helpers.js";
+import type { Store } from "../store/types.js";
+import { dumpTables } from "./billing-store.js";
+import type { CapturedResponse } from "./http-client.js";
+import { startTestServer, type TestServer, type TestServerOptions } from "./server.js";
+
+/** Route-level billing tests: servers on database files, their money state, and their headers. */
+
+export interface BillingServer extends TestServer {
+  dbPath: string;
+  clock: ReturnType<typeof fakeClock>;
+  /** Moves the store's clock to `ms` (rate windows, periods, reservation and key expiry). */
+  setTime(ms: number): void;
+}
+
+let servers = 0;
+
+/** A test server on its own database file in `dir`, its store on a fake clock starting at `start`. */
+export async function startBillingServer(
+  dir: string,
+  options: Omit<TestServerOptions, "dbPath" | "now"> & { start?: number } = {},
+): Promise<BillingServer> {
+  const clock = fakeClock(options.start ?? Date.UTC(2026, 4, 4, 12, 0, 0, 0));
+  const dbPath = join(dir, `server-${servers++}.db`);
+  const server = await startTestServer({ ...options, dbPath, now: clock.now });
+  return { ...server, dbPath, clock, setTime: (ms) => clock.advance(ms - clock.now()) };
+}
+
+/** Another account (and key) on the server's store, on the plan given or the server account's plan. */
+export function addAccount(server: TestServer, options: { planId?: string; balanceMicro?: number } = {}) {
+  const planId = options.planId ?? server.store.accounts.get(server.accountId)!.planId;
+  const account = server.store.accounts.create({ name: "another account", plan: planId });
+  if (options.balanceMicro) server.store.ledger.topUp(account.id, options.balanceMicro);
+  const { key } = server.store.keys.create({ accountId: account.id });
+  return { url: server.url, key, accountId: account.id };
+}
+
+/**
+ * Every table that holds money, usage, holds or idempotency keys, row by row: equal before and
+ * after a request means it charged and held nothing. Rate windows (every authenticated attempt
+ * counts) and the keys' last-used times are left out, and so are a period's empty usage rows
+ * (a reservation creates its period's row; used 0 and reserved 0 read the same as no row).
+ */
+export function moneyTables(path: string): Record<string, string[]> {
+  const { rate_windows: _windows, api_keys: _keys, ...rest } = dumpTables(path);
+  const empty = (row: string) => {
+    const usage = JSON.parse(row) as { used: number; reserved: number };
+    return usage.used === 0 && usage.reserved === 0;
+  };
+  return { ...rest, plan_usage: rest.plan_usage.filter((row) => !empty(row)) };
+}
+
+/** The account's money as the store reports it, with its whole ledger (oldest first). */
+export function billingState(store: Store, accountId: string) {
+  const usage = store.ledger.usage(accountId)!;
+  return {
+    balanceMicro: usage.balanceMicro,
+    reservedMicro: usage.reservedMicro,
+    used: usage.used,
+    reserved: usage.reserved,
+    entries: store.ledger.entries(accountId, { limit: 500 }).reverse(),
+  };
+}
+
+export const BILLING_HEADERS = [
+  "x-billed-to",
+  "x-plan-usage",
+  "x-balance-remaining",
+  "x-ratelimit-limit",
+  "x-ratelimit-remaining",
+  "x-ratelimit-reset",
+  "retry-after",
+] as const;
+
+/** The billing and rate-limit headers of a response (null when absent), for one toEqual. */
+export function billingHeadersOf(response: CapturedResponse): Record<(typeof BILLING_HEADERS)[number], string | null> {
+  return Object.fromEntries(BILLING_HEADERS.map((name) => [name, response.headers.get(name)])) as Record<
+    (typeof BILLING_HEADERS)[number],
+    string | null
+  >;
+}
+
+/** A judgment request with `questions` yes/no questions on `state`. */
+export function judgmentBody(questions: number, state = "I was charged twice for one order.") {
+  return {
+    state,
+    questions: Object.fromEntries(
+      Array.from({ length: questions }, (_, i) => [`q${i}`, { type: "noul", instructions: `Statement ${i} holds.` }]),
+    ),
+  };
+}
+
+/** Polls `condition` every 5 ms; throws with `what` after `timeoutMs`. */
+export async function waitFor(condition: () => boolean, what: () => string, timeoutMs = 5_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting: ${what()}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}

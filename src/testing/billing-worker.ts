@@ -1,0 +1,109 @@
+/**
+ * A separate OS process on the billing store of a shared SQLite file, for the multi-process
+ * proof (src/store/billing.processes.test.ts). Run as `node --import tsx billing-worker.ts <db path>`.
+ * It prints "ready", then reads one JSON task per line on stdin and answers each with one JSON
+ * line on stdout ({ error } if the task threw). Started and driven by worker-pool.ts.
+ */
+import { createInterface } from "node:readline";
+import { createStore } from "../store/store.js";
+
+export type WorkerTask =
+  /** Reserve, then settle (or every `releaseEvery`-th hold, release), until a reservation is refused. */
+  | { kind: "spend"; accountId: string; questions: number; inputTokens: number; releaseEvery?: number; startAt?: number }
+  /** `attempts` rate-limit hits at the fixed time `now`. */
+  | { kind: "hit"; accountId: string; attempts: number; now: number }
+  /** One reservation, reported and then held forever: the process is to be killed. */
+  | { kind: "hold"; accountId: string; questions: number; inputTokens: number };
+
+export interface SpendResult {
+  settled: { plan: number; balance: number };
+  released: number;
+  /** Lowest balance (and highest hold) this process saw in any standing it was given. */
+  lowestBalance: number;
+  refusal: unknown;
+}
+
+export interface HitResult {
+  allowed: number;
+  denied: number;
+  /** x-ratelimit-remaining of each allowed hit. */
+  remaining: number[];
+}
+
+/** A bound on the spend loop, far above any test's expected count, so a bug cannot spin forever. */
+const MAX_ITERATIONS = 20_000;
+
+const path = process.argv[2];
+if (!path) throw new Error("usage: billing-worker.ts <database path>");
+let fixedNow: number | undefined;
+const store = createStore({ path, now: () => fixedNow ?? Date.now() });
+
+function run(task: WorkerTask): unknown {
+  switch (task.kind) {
+    case "spend":
+      return spend(task);
+    case "hit": {
+      fixedNow = task.now;
+      const result: HitResult = { allowed: 0, denied: 0, remaining: [] };
+      for (let i = 0; i < task.attempts; i++) {
+        const decision = store.rateLimits.hit(task.accountId);
+        if (!decision) throw new Error(`no rate-limit decision for ${task.accountId}`);
+        if (decision.allowed) {
+          result.allowed++;
+          result.remaining.push(decision.remaining);
+        } else result.denied++;
+      }
+      fixedNow = undefined;
+      return result;
+    }
+    case "hold": {
+      const outcome = store.billing.reserve({ ...task, requestId: `req_hold_${process.pid}` });
+      setInterval(() => undefined, 60_000); // stay alive, holding, until killed
+      return outcome;
+    }
+  }
+}
+
+function spend(task: Extract<WorkerTask, { kind: "spend" }>): SpendResult {
+  const result: SpendResult = { settled: { plan: 0, balance: 0 }, released: 0, lowestBalance: Number.POSITIVE_INFINITY, refusal: undefined };
+  let holds = 0;
+  // Sleep until the agreed instant, so the processes start racing together.
+  const wait = (task.startAt ?? 0) - Date.now();
+  if (wait > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, wait);
+  for (let i = 0; i < MAX_ITERATIONS; i++) {
+    const { accountId, questions, inputTokens } = task;
+    const outcome = store.billing.reserve({ accountId, questions, inputTokens, requestId: `req_${process.pid}_${i}` });
+    if (!outcome.ok) {
+      result.refusal = outcome;
+      return result;
+    }
+    result.lowestBalance = Math.min(result.lowestBalance, outcome.standing.balanceMicro);
+    holds++;
+    if (task.releaseEvery && holds % task.releaseEvery === 0) {
+      if (!store.billing.release(outcome.reservation.id)) throw new Error(`release of our own hold failed at ${i}`);
+      result.released++;
+      continue;
+    }
+    const settled = store.billing.settle(outcome.reservation);
+    if (!settled) throw new Error(`settle of our own hold failed at ${i}`);
+    result.settled[settled.billedTo]++;
+    result.lowestBalance = Math.min(result.lowestBalance, settled.standing.balanceMicro);
+  }
+  throw new Error(`still spending after ${MAX_ITERATIONS} reservations`);
+}
+
+const lines = createInterface({ input: process.stdin });
+lines.on("line", (line) => {
+  let reply: unknown;
+  try {
+    reply = run(JSON.parse(line) as WorkerTask);
+  } catch (error) {
+    reply = { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+  }
+  process.stdout.write(JSON.stringify(reply) + "\n");
+});
+lines.on("close", () => {
+  store.close();
+  process.exit(0);
+});
+process.stdout.write("ready\n");
