@@ -1,10 +1,11 @@
 import type { Command } from "commander";
+import { accountView, ledgerEntryView, planView } from "../routes/admin/views.js";
 import type { Account, LedgerEntry, Plan, Store, Usage } from "../store/store.js";
 import { CliError, emit, requireAccount, withStore } from "./context.js";
 import { formatTable, formatTimestamp } from "./format.js";
 import { formatLedgerEntries, parseLimit } from "./ledger.js";
 import { describePlan } from "./plans.js";
-import { accountJson, formatMoney, isoTime, ledgerEntryJson, planJson } from "./views.js";
+import { formatMoney, isoTime } from "./views.js";
 
 /** An account with its plan and this period's usage, as every accounts command shows it. */
 export interface AccountSummary {
@@ -21,7 +22,7 @@ export function summarizeAccount(store: Store, account: Account): AccountSummary
   return { account, plan, usage };
 }
 
-const summaryJson = ({ account, plan, usage }: AccountSummary) => accountJson(account, plan, usage);
+const summaryJson = ({ account, plan, usage }: AccountSummary) => accountView(account, plan, usage);
 
 export function formatAccounts(summaries: readonly AccountSummary[]): string {
   if (summaries.length === 0) {
@@ -98,7 +99,7 @@ export function registerAccountsCommands(program: Command): void {
       });
       emit(command, {
         // Same shape as the admin API's GET /admin/v1/accounts/{id}, without the keys.
-        json: { account: summaryJson(summary), plan: planJson(summary.plan), ledger: entries.map(ledgerEntryJson) },
+        json: { account: summaryJson(summary), plan: planView(summary.plan), ledger: entries.map(ledgerEntryView) },
         text: () => formatAccountDetails(summary, entries),
       });
     });

@@ -1,8 +1,9 @@
 import type { Command } from "commander";
 import { formatEuros, MAX_MICROS } from "../billing/money.js";
+import { ledgerEntryView } from "../routes/admin/views.js";
 import { emit, requireAccount, withStore } from "./context.js";
 import { parseEurosOption } from "./options.js";
-import { formatMoney, ledgerEntryJson } from "./views.js";
+import { formatMoney } from "./views.js";
 
 export function registerBalanceCommands(program: Command): void {
   const balance = program.command("balance").description("Manage prepaid balances");
@@ -27,7 +28,7 @@ export function registerBalanceCommands(program: Command): void {
       emit(command, {
         // Same shape as the admin API's POST /admin/v1/accounts/{id}/top-ups.
         json: {
-          entry: ledgerEntryJson(result.entry),
+          entry: ledgerEntryView(result.entry),
           balance_micro: result.balanceMicro,
           balance: formatEuros(result.balanceMicro),
         },

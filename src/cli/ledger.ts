@@ -1,11 +1,12 @@
 import type { Command } from "commander";
+import { ledgerCheckView, ledgerEntryView } from "../routes/admin/views.js";
 import { MAX_LEDGER_PAGE } from "../store/ledger.js";
 import type { LedgerEntry } from "../store/store.js";
 import type { LedgerCheck } from "../store/types.js";
 import { CliError, emit, requireAccount, withStore } from "./context.js";
 import { formatTable, formatTimestamp } from "./format.js";
 import { parseWholeNumber } from "./options.js";
-import { formatMoney, formatSignedMoney, ledgerCheckJson, ledgerEntryJson } from "./views.js";
+import { formatMoney, formatSignedMoney } from "./views.js";
 
 export function formatLedgerEntries(entries: readonly LedgerEntry[]): string {
   if (entries.length === 0) return "No ledger entries.";
@@ -56,7 +57,7 @@ export function registerLedgerCommands(program: Command): void {
         requireAccount(store, options.account);
         return store.ledger.entries(options.account, { limit });
       });
-      emit(command, { json: entries.map(ledgerEntryJson), text: () => formatLedgerEntries(entries) });
+      emit(command, { json: entries.map(ledgerEntryView), text: () => formatLedgerEntries(entries) });
     });
 
   ledger
@@ -65,7 +66,7 @@ export function registerLedgerCommands(program: Command): void {
     .action(async (_options: unknown, command: Command) => {
       const check = await withStore(command, (store) => store.ledger.check());
       emit(command, {
-        json: ledgerCheckJson(check),
+        json: ledgerCheckView(check),
         text: () => formatLedgerCheck(check),
       });
       if (!check.ok) {

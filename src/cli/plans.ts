@@ -1,11 +1,12 @@
 import type { Command } from "commander";
+import { planView } from "../routes/admin/views.js";
 import { PLAN_LIMITS } from "../store/plans.js";
 import type { Plan } from "../store/store.js";
 import type { PlanInput } from "../store/types.js";
 import { CliError, emit, withStore } from "./context.js";
 import { formatTable, formatTimestamp } from "./format.js";
 import { parseEurosOption, parseWholeNumber } from "./options.js";
-import { formatMoney, planJson } from "./views.js";
+import { formatMoney } from "./views.js";
 
 /** Option values as commander hands them over: unparsed strings, checked by planChanges. */
 interface PlanOptions {
@@ -70,7 +71,7 @@ export function registerPlansCommands(program: Command): void {
     .description("List plans")
     .action(async (_options: unknown, command: Command) => {
       const list = await withStore(command, (store) => store.plans.list());
-      emit(command, { json: list.map(planJson), text: () => formatPlans(list) });
+      emit(command, { json: list.map(planView), text: () => formatPlans(list) });
     });
 
   plans
@@ -85,7 +86,7 @@ export function registerPlansCommands(program: Command): void {
       const input = planChanges(options) as PlanInput;
       const plan = await withStore(command, (store) => store.plans.create(input));
       emit(command, {
-        json: planJson(plan),
+        json: planView(plan),
         text: () =>
           `Created plan ${plan.id} (${plan.name}): ${describePlan(plan)}.\n` +
           `Put an account on it with: judge accounts set-plan <account id> ${plan.name}`,
@@ -107,7 +108,7 @@ export function registerPlansCommands(program: Command): void {
       }
       const plan = await withStore(command, (store) => store.plans.update(idOrName.trim(), changes));
       emit(command, {
-        json: planJson(plan),
+        json: planView(plan),
         text: () => `Updated plan ${plan.id} (${plan.name}): ${describePlan(plan)}.`,
       });
     });

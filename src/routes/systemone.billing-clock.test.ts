@@ -1,33 +1,12 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { JudgmentEngine } from "../engine/types.js";
-import { billingHeadersOf, billingState, judgmentBody, moneyTables, startBillingServer, type BillingServer } from "../testing/billing-http.js";
+import { describe, expect, it } from "vitest";
+import { billingHeadersOf, billingState, judgmentBody, moneyTables, useBillingServers } from "../testing/billing-http.js";
 import { JAN_31 } from "../testing/billing-store.js";
 import { postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
 import { expectErrorResponse } from "../testing/route-assertions.js";
-import { readyTinyEngine } from "../testing/server.js";
-import { useTempDir } from "../store/test-helpers.js";
 
 /** The store's injectable clock through HTTP: the minute window and Retry-After, the allowance period. */
 
-const temp = useTempDir();
-let engine: JudgmentEngine;
-const servers: BillingServer[] = [];
-beforeAll(async () => {
-  engine = await readyTinyEngine();
-});
-afterEach(async () => {
-  for (const server of servers.splice(0)) await server.close();
-});
-afterAll(async () => {
-  await engine?.close();
-  temp.cleanup();
-});
-
-async function server(options: Parameters<typeof startBillingServer>[1]) {
-  const started = await startBillingServer(temp.dir(), { engine, ...options });
-  servers.push(started);
-  return started;
-}
+const { server } = useBillingServers();
 
 function limited(response: CapturedResponse): string {
   expectErrorResponse(response, 429, "rate_limited");

@@ -1,19 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { JudgmentEngine } from "../engine/types.js";
-import {
-  billingHeadersOf,
-  billingState,
-  judgmentBody,
-  startBillingServer,
-  waitFor,
-  type BillingServer,
-} from "../testing/billing-http.js";
+import { describe, expect, it } from "vitest";
+import { billingHeadersOf, billingState, judgmentBody, useBillingServers, waitFor, type BillingServer } from "../testing/billing-http.js";
 import { expectedCharge, expectedEuros } from "../testing/billing-store.js";
 import { postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
 import { expectErrorResponse } from "../testing/route-assertions.js";
-import { readyTinyEngine } from "../testing/server.js";
 import { createStallingEngine } from "../testing/stalling-engine.js";
-import { useTempDir } from "../store/test-helpers.js";
 
 /**
  * N identical requests at once against what pays for exactly k of them, through HTTP and the
@@ -21,25 +11,8 @@ import { useTempDir } from "../store/test-helpers.js";
  */
 
 const N = 24;
-const temp = useTempDir();
-let engine: JudgmentEngine;
-const servers: BillingServer[] = [];
-beforeAll(async () => {
-  engine = await readyTinyEngine();
-});
-afterEach(async () => {
-  for (const server of servers.splice(0)) await server.close();
-});
-afterAll(async () => {
-  await engine?.close();
-  temp.cleanup();
-});
-
-async function server(options: Parameters<typeof startBillingServer>[1]) {
-  const started = await startBillingServer(temp.dir(), { engine, ...options });
-  servers.push(started);
-  return started;
-}
+const billing = useBillingServers();
+const { server } = billing;
 
 const all = (s: BillingServer, body: unknown) => Promise.all(Array.from({ length: N }, () => postJudgment(s, body)));
 const byStatus = (responses: CapturedResponse[]) =>
@@ -50,7 +23,7 @@ describe(`${N} concurrent requests`, () => {
   it("a balance that covers exactly k of them: k answers billed to the balance, N − k 402s, the balance exact", async () => {
     const price = 777_777;
     const k = 9;
-    const stalling = createStallingEngine(engine);
+    const stalling = createStallingEngine(billing.engine);
     const s = await server({ engine: stalling, plan: { allowanceQuestions: 1, pricePerMillion: price } });
     const body = judgmentBody(1, "Refund the second charge, please.");
     const probe = await postJudgment(s, body); // paid by the plan's one question: measures the tokens

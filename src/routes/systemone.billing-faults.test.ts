@@ -1,35 +1,20 @@
-import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { EngineFailedError, type JudgmentEngine } from "../engine/types.js";
-import { billingHeadersOf, billingState, judgmentBody, moneyTables, startBillingServer, waitFor, type BillingServer } from "../testing/billing-http.js";
+import { describe, expect, it } from "vitest";
+import { EngineFailedError } from "../engine/types.js";
+import { billingHeadersOf, billingState, judgmentBody, moneyTables, useBillingServers, waitFor, type BillingServer } from "../testing/billing-http.js";
 import { reservationRows } from "../testing/billing-store.js";
 import { faultEngine } from "../testing/fault-engines.js";
 import { hangingEngine } from "../testing/hanging-engine.js";
 import { call, postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
 import { expectErrorResponse } from "../testing/route-assertions.js";
-import { readyTinyEngine } from "../testing/server.js";
 import { createStallingEngine } from "../testing/stalling-engine.js";
 import { SERVER_PROCESS, startLineProcess } from "../testing/worker-pool.js";
 import { createStore } from "../store/store.js";
-import { useTempDir } from "../store/test-helpers.js";
 
 /** Whatever goes wrong between reserving a charge and sending the answer, nothing is charged. */
 
-const temp = useTempDir();
-const servers: BillingServer[] = [];
-let tiny: Promise<JudgmentEngine> | undefined;
-afterEach(async () => {
-  for (const server of servers.splice(0)) await server.close();
-});
-afterAll(async () => {
-  await (await tiny)?.close();
-  temp.cleanup();
-});
-
-async function server(options: Parameters<typeof startBillingServer>[1]) {
-  const started = await startBillingServer(temp.dir(), options);
-  servers.push(started);
-  return started;
-}
+// The tiny engine is loaded by the first test that needs it; each server is given its engine.
+const billing = useBillingServers({ lazy: true });
+const { server } = billing;
 
 /** Both ways of paying: the plan's allowance, or the balance (500 tokens at 1 µ€ each). */
 const PAYERS = [
@@ -78,7 +63,7 @@ describe("nothing is charged when", () => {
 
   for (const [payer, plan, balanceMicro] of PAYERS) {
     it(`the client disconnects while the model is busy, with ${payer} paying: the hold is released without waiting for the model`, async () => {
-      const engine = createStallingEngine(await (tiny ??= readyTinyEngine()));
+      const engine = createStallingEngine(await billing.tiny());
       const s = await server({ engine, plan, balanceMicro });
       const before = moneyTables(s.dbPath);
       const stall = engine.stall();
@@ -114,7 +99,7 @@ describe("nothing is charged when", () => {
   }
 
   it("the hold expires and is swept while the model runs: the late answer is withheld (502) and nothing is charged", async () => {
-    const engine = createStallingEngine(await (tiny ??= readyTinyEngine()));
+    const engine = createStallingEngine(await billing.tiny());
     const s = await server({ engine, plan: PAYERS[1][1], balanceMicro: 10_000, reservationTtlMs: 5_000 });
     const before = moneyTables(s.dbPath);
     const stall = engine.stall();
@@ -134,7 +119,7 @@ describe("nothing is charged when", () => {
   });
 
   it("the server process is killed between reserve and settle: the hold outlives it until the sweeper releases it", async () => {
-    const dbPath = `${temp.dir()}/killed.db`;
+    const dbPath = `${billing.dir()}/killed.db`;
     const child = startLineProcess(SERVER_PROCESS, [
       JSON.stringify({
         dbPath,

@@ -1,38 +1,16 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { JudgmentEngine } from "../engine/types.js";
-import { addAccount, billingHeadersOf, judgmentBody, moneyTables, startBillingServer, type BillingServer } from "../testing/billing-http.js";
+import { describe, expect, it } from "vitest";
+import { addAccount, billingHeadersOf, judgmentBody, moneyTables, useBillingServers, type BillingServer } from "../testing/billing-http.js";
 import { postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
 import { expectErrorResponse } from "../testing/route-assertions.js";
-import { readyTinyEngine } from "../testing/server.js";
-import { createStallingEngine, type StallingEngine } from "../testing/stalling-engine.js";
-import { useTempDir } from "../store/test-helpers.js";
 
 /**
  * The order of checks on POST /v1/systemone: 401 → 429 (every authenticated attempt counts) →
  * 400/413 → 402 → model. The store's clock stands still, so one rate window spans each test.
  */
 
-const temp = useTempDir();
-let inner: JudgmentEngine;
-let engine: StallingEngine; // never stalled: counts what reaches the model
-const servers: BillingServer[] = [];
-beforeAll(async () => {
-  inner = await readyTinyEngine();
-  engine = createStallingEngine(inner);
-});
-afterEach(async () => {
-  for (const server of servers.splice(0)) await server.close();
-});
-afterAll(async () => {
-  await inner?.close();
-  temp.cleanup();
-});
-
-async function server(options: Parameters<typeof startBillingServer>[1]) {
-  const started = await startBillingServer(temp.dir(), { engine, ...options });
-  servers.push(started);
-  return started;
-}
+// billing.engine is never stalled: it counts what reaches the model.
+const billing = useBillingServers({ stalling: true });
+const { server } = billing;
 
 const OVERSIZED = JSON.stringify({ state: "x".repeat(256 * 1024), questions: judgmentBody(1).questions });
 const INVALID: [string, unknown, string][] = [
@@ -60,18 +38,18 @@ describe("order of checks", () => {
   it("429 comes before reading the body: a limited request gets 429 whatever its body, and Retry-After", async () => {
     const s = await server({ plan: { requestsPerMinute: 2 } });
     for (let i = 0; i < 2; i++) expect((await postJudgment(s, judgmentBody(1))).status).toBe(200);
-    const evaluations = engine.evaluations;
+    const evaluations = billing.engine.evaluations;
     for (const [name, body] of INVALID) expectLimited(await send(s, body, name), 2);
     expectLimited(await postJudgment(s, OVERSIZED), 2);
     expectLimited(await postJudgment(s, judgmentBody(1)), 2);
-    expect(engine.evaluations).toBe(evaluations);
+    expect(billing.engine.evaluations).toBe(evaluations);
   });
 
   for (const [name, body, code] of INVALID) {
     it(`400 comes before 402: ${name} gets ${code} when nothing could pay, and charges nothing`, async () => {
       const s = await server({ plan: { allowanceQuestions: 0, requestsPerMinute: 10 } });
       const before = moneyTables(s.dbPath);
-      const evaluations = engine.evaluations;
+      const evaluations = billing.engine.evaluations;
       const refused = await send(s, body, name);
       expectErrorResponse(refused, 400, code);
       expectRateHeaders(refused, 10, 9);
@@ -81,7 +59,7 @@ describe("order of checks", () => {
       expectErrorResponse(unpaid, 402, "insufficient_funds");
       expect(billingHeadersOf(unpaid), show(unpaid)).toMatchObject({ "x-plan-usage": "100%", "x-balance-remaining": "0.00", "x-billed-to": null });
       expect(moneyTables(s.dbPath), show(unpaid)).toEqual(before);
-      expect(engine.evaluations, "neither reached the model").toBe(evaluations);
+      expect(billing.engine.evaluations, "neither reached the model").toBe(evaluations);
     });
   }
 

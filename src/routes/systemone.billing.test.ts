@@ -1,36 +1,14 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { JudgmentEngine } from "../engine/types.js";
-import { billingHeadersOf, billingState, judgmentBody, moneyTables, startBillingServer, type BillingServer } from "../testing/billing-http.js";
+import { describe, expect, it } from "vitest";
+import { billingHeadersOf, billingState, judgmentBody, moneyTables, useBillingServers } from "../testing/billing-http.js";
 import { expectedCharge, expectedEuros } from "../testing/billing-store.js";
 import { postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
 import { expectErrorResponse, expectRequestId } from "../testing/route-assertions.js";
-import { readyTinyEngine } from "../testing/server.js";
-import { createStallingEngine, type StallingEngine } from "../testing/stalling-engine.js";
-import { useTempDir } from "../store/test-helpers.js";
 
 /** POST /v1/systemone on the real tiny model: who paid, the billing headers, 402, keys. */
 
-const temp = useTempDir();
-let inner: JudgmentEngine;
-let engine: StallingEngine; // never stalled here: it counts the evaluations that reach the model
-const servers: BillingServer[] = [];
-beforeAll(async () => {
-  inner = await readyTinyEngine();
-  engine = createStallingEngine(inner);
-});
-afterEach(async () => {
-  for (const server of servers.splice(0)) await server.close();
-});
-afterAll(async () => {
-  await inner?.close();
-  temp.cleanup();
-});
-
-async function server(options: Parameters<typeof startBillingServer>[1]) {
-  const started = await startBillingServer(temp.dir(), { engine, ...options });
-  servers.push(started);
-  return started;
-}
+// billing.engine is never stalled here: it counts the evaluations that reach the model.
+const billing = useBillingServers({ stalling: true });
+const { server } = billing;
 
 function ok(response: CapturedResponse) {
   expect(response.status, show(response)).toBe(200);
@@ -76,7 +54,7 @@ describe("billing headers on 200", () => {
     expect(tokensOf(r2), show(r2)).toBe(tokens);
 
     const before = moneyTables(s.dbPath);
-    const evaluations = engine.evaluations;
+    const evaluations = billing.engine.evaluations;
     const refused = await postJudgment(s, two);
     expectErrorResponse(refused, 402, "insufficient_funds");
     expect(billingHeadersOf(refused), show(refused)).toEqual({
@@ -85,7 +63,7 @@ describe("billing headers on 200", () => {
     });
     expect(refused.json.error, show(refused)).toContain(`€${expectedEuros(charge)}`);
     expect(moneyTables(s.dbPath), `a 402 changed the money tables\n${show(refused)}`).toEqual(before);
-    expect(engine.evaluations, "a 402 never reaches the model").toBe(evaluations);
+    expect(billing.engine.evaluations, "a 402 never reaches the model").toBe(evaluations);
 
     const state = billingState(s.store, s.accountId);
     const ledger = state.entries.map((e) => [e.kind, e.amountMicro, e.questions, e.inputTokens]);

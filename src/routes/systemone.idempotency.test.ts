@@ -1,35 +1,21 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { EngineFailedError, type JudgmentEngine } from "../engine/types.js";
-import {
-  addAccount,
-  billingState,
-  judgmentBody,
-  moneyTables,
-  startBillingServer,
-  waitFor,
-  type BillingServer,
-} from "../testing/billing-http.js";
+import { addAccount, billingState, judgmentBody, moneyTables, useBillingServers, waitFor, type BillingServer } from "../testing/billing-http.js";
 import { call, postJudgment, show, type Caller, type CapturedResponse } from "../testing/http-client.js";
 import { expectErrorResponse } from "../testing/route-assertions.js";
-import { readyTinyEngine } from "../testing/server.js";
-import { createStallingEngine, type StallingEngine } from "../testing/stalling-engine.js";
-import { useTempDir } from "../store/test-helpers.js";
 
 /** Idempotency-Key over HTTP: a retry gets the stored answer and is never charged twice. */
 
 const DAY = 24 * 60 * 60 * 1000;
-const temp = useTempDir();
-let inner: JudgmentEngine;
-let engine: StallingEngine;
+// After each test the helper opens billing.engine's gates before closing the servers.
+const billing = useBillingServers({ stalling: true });
 let failNext = 0;
 /** The real tiny engine behind a stall gate, failing the next `failNext` evaluations. */
 let flaky: JudgmentEngine;
-const servers: BillingServer[] = [];
-beforeAll(async () => {
-  inner = await readyTinyEngine();
-  engine = createStallingEngine(inner);
+beforeAll(() => {
+  const engine = billing.engine;
   flaky = {
-    modelId: inner.modelId,
+    modelId: billing.inner.modelId,
     status: () => engine.status(),
     prepare: (prompt) => engine.prepare(prompt),
     evaluate: (prepared, signal) =>
@@ -37,25 +23,12 @@ beforeAll(async () => {
     close: async () => undefined,
   };
 });
-afterEach(async () => {
-  engine.releaseAll();
+afterEach(() => {
   failNext = 0;
-  for (const server of servers.splice(0)) await server.close();
-});
-afterAll(async () => {
-  await inner?.close();
-  temp.cleanup();
 });
 
-async function server(balanceMicro = 1_000_000) {
-  const started = await startBillingServer(temp.dir(), {
-    engine: flaky,
-    plan: { allowanceQuestions: 0, pricePerMillion: 1_000_000 },
-    balanceMicro,
-  });
-  servers.push(started);
-  return started;
-}
+const server = (balanceMicro = 1_000_000) =>
+  billing.server({ engine: flaky, plan: { allowanceQuestions: 0, pricePerMillion: 1_000_000 }, balanceMicro });
 
 const withKey = (caller: Caller, body: unknown, key: string) => postJudgment(caller, body, { headers: { "idempotency-key": key } });
 const charges = (s: BillingServer, accountId = s.accountId) =>
@@ -81,9 +54,9 @@ describe("Idempotency-Key", () => {
     const first = await withKey(s, judgmentBody(2), "order-1");
     expect(first.status, show(first)).toBe(200);
     expect(first.headers.get("idempotent-replayed"), show(first)).toBeNull();
-    const evaluations = engine.evaluations;
+    const evaluations = billing.engine.evaluations;
     for (let i = 0; i < 3; i++) expectReplayOf(await withKey(s, judgmentBody(2), "order-1"), first);
-    expect(engine.evaluations, "replays never reach the model").toBe(evaluations);
+    expect(billing.engine.evaluations, "replays never reach the model").toBe(evaluations);
     expect(charges(s), JSON.stringify(billingState(s.store, s.accountId))).toHaveLength(1);
     expect(s.store.ledger.check()).toMatchObject({ ok: true });
   });
@@ -100,7 +73,7 @@ describe("Idempotency-Key", () => {
 
   it("while the first request runs, the same key gets 409 (whatever the body); afterwards the replay", async () => {
     const s = await server();
-    const stall = engine.stall();
+    const stall = billing.engine.stall();
     let first: Promise<CapturedResponse>;
     try {
       first = withKey(s, judgmentBody(1), "slow");
@@ -139,7 +112,7 @@ describe("Idempotency-Key", () => {
 
   it("a first attempt whose client disconnected leaves the key free: the retry runs and is charged once", async () => {
     const s = await server();
-    const stall = engine.stall();
+    const stall = billing.engine.stall();
     const controller = new AbortController();
     try {
       const gone = call(s.url, "/v1/systemone", {

@@ -1,9 +1,12 @@
 import { join } from "node:path";
-import { fakeClock } from "../store/test-helpers.js";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import type { JudgmentEngine } from "../engine/types.js";
+import { fakeClock, useTempDir } from "../store/test-helpers.js";
 import type { Store } from "../store/types.js";
 import { dumpTables } from "./billing-store.js";
 import type { CapturedResponse } from "./http-client.js";
-import { startTestServer, type TestServer, type TestServerOptions } from "./server.js";
+import { readyTinyEngine, startTestServer, type TestServer, type TestServerOptions } from "./server.js";
+import { createStallingEngine, type StallingEngine } from "./stalling-engine.js";
 
 /** Route-level billing tests: servers on database files, their money state, and their headers. */
 
@@ -14,17 +17,83 @@ export interface BillingServer extends TestServer {
   setTime(ms: number): void;
 }
 
+export type BillingServerOptions = Omit<TestServerOptions, "dbPath" | "now"> & { start?: number };
+
 let servers = 0;
 
 /** A test server on its own database file in `dir`, its store on a fake clock starting at `start`. */
-export async function startBillingServer(
-  dir: string,
-  options: Omit<TestServerOptions, "dbPath" | "now"> & { start?: number } = {},
-): Promise<BillingServer> {
+export async function startBillingServer(dir: string, options: BillingServerOptions = {}): Promise<BillingServer> {
   const clock = fakeClock(options.start ?? Date.UTC(2026, 4, 4, 12, 0, 0, 0));
   const dbPath = join(dir, `server-${servers++}.db`);
   const server = await startTestServer({ ...options, dbPath, now: clock.now });
   return { ...server, dbPath, clock, setTime: (ms) => clock.advance(ms - clock.now()) };
+}
+
+/** What `useBillingServers` gives a test file; read `inner` and `engine` inside tests, once loaded. */
+export interface BillingServers<E extends JudgmentEngine> {
+  /** The real engine on the tiny model, shared by the file's tests. */
+  readonly inner: JudgmentEngine;
+  /** The engine servers run on unless their options name one: `inner`, or `inner` behind a stall gate. */
+  readonly engine: E;
+  /** The tiny engine, loaded on the first call (with `lazy`, the only thing that loads it). */
+  tiny(): Promise<JudgmentEngine>;
+  /** The file's temporary directory, removed after all its tests. */
+  dir(): string;
+  /** A billing server in `dir()` on `engine` (with `lazy`, on the engine the options name), closed after the test. */
+  server(options?: BillingServerOptions): Promise<BillingServer>;
+}
+
+/**
+ * The set-up of a file of billing tests over HTTP, as vitest hooks: a temporary directory, one
+ * tiny engine loaded before the tests (`stalling` puts it behind a stall gate, whose gates are
+ * all opened after each test; `lazy` loads it only when a test calls `tiny()`, and its servers
+ * get no default engine), and servers closed after each test.
+ */
+export function useBillingServers(options: { stalling: true }): BillingServers<StallingEngine>;
+export function useBillingServers(options?: { stalling?: false; lazy?: boolean }): BillingServers<JudgmentEngine>;
+export function useBillingServers(options: { stalling?: boolean; lazy?: boolean } = {}): BillingServers<JudgmentEngine> {
+  const temp = useTempDir();
+  const started: BillingServer[] = [];
+  let loading: Promise<JudgmentEngine> | undefined;
+  let inner: JudgmentEngine | undefined;
+  let engine: JudgmentEngine | undefined;
+  const tiny = () => (loading ??= readyTinyEngine());
+  const loaded = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("the tiny engine is not loaded yet: read it inside a test");
+    return value;
+  };
+
+  if (!options.lazy) {
+    beforeAll(async () => {
+      inner = await tiny();
+      engine = options.stalling ? createStallingEngine(inner) : inner;
+    });
+  }
+  afterEach(async () => {
+    if (options.stalling) (engine as StallingEngine | undefined)?.releaseAll();
+    for (const server of started.splice(0)) await server.close();
+  });
+  afterAll(async () => {
+    // A failed load was reported where it was awaited.
+    await (await loading?.catch(() => undefined))?.close();
+    temp.cleanup();
+  });
+
+  return {
+    get inner() {
+      return loaded(inner);
+    },
+    get engine() {
+      return loaded(engine);
+    },
+    tiny,
+    dir: () => temp.dir(),
+    async server(serverOptions = {}) {
+      const server = await startBillingServer(temp.dir(), options.lazy ? serverOptions : { engine: loaded(engine), ...serverOptions });
+      started.push(server);
+      return server;
+    },
+  };
 }
 
 /** Another account (and key) on the server's store, on the plan given or the server account's plan. */
