@@ -36,6 +36,9 @@ export const ERROR_STATUS = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** Codes only the admin API returns; the public API's document does not list them. */
+export const ADMIN_ONLY_CODES: readonly ErrorCode[] = ["account_not_found", "plan_not_found", "key_not_found", "plan_exists"];
 export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode];
 
 export class ApiError extends Error {

@@ -85,6 +85,12 @@ describe("GET /openapi.json", () => {
     expect(idempotency?.in, pretty()).toBe("header");
   });
 
+  it("lists the public error codes and none that only the admin API returns", () => {
+    const codes: string[] = doc.components?.schemas?.Error?.properties?.code?.enum ?? [];
+    expect(codes, pretty()).toEqual(expect.arrayContaining(["invalid_request", "insufficient_funds", "rate_limited"]));
+    expect(codes.filter((code) => ["account_not_found", "plan_not_found", "key_not_found", "plan_exists"].includes(code)), pretty()).toEqual([]);
+  });
+
   it("describes the bearer security scheme, required by POST /v1/systemone only", () => {
     const schemes = doc.components?.securitySchemes ?? {};
     const bearer = Object.entries<any>(schemes).filter(([, scheme]) => scheme.type === "http" && scheme.scheme?.toLowerCase() === "bearer");

@@ -1,14 +1,20 @@
 import { z } from "@hono/zod-openapi";
-import type { ErrorStatus } from "../errors.js";
-import { ERROR_STATUS } from "../errors.js";
+import type { ErrorCode, ErrorStatus } from "../errors.js";
+import { ADMIN_ONLY_CODES, ERROR_STATUS } from "../errors.js";
 
-/** Schemas shared by every route: the error body and the request-id header. */
-export const ErrorBody = z
-  .object({
+const errorBody = (codes: ErrorCode[]) =>
+  z.object({
     error: z.string().openapi({ description: "What went wrong, for people." }),
-    code: z.enum(Object.keys(ERROR_STATUS) as [string, ...string[]]).openapi({ description: "Stable, for programs." }),
-  })
-  .openapi("Error");
+    code: z.enum(codes as [ErrorCode, ...ErrorCode[]]).openapi({ description: "Stable, for programs." }),
+  });
+
+const ALL_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+
+/** The error body of the public API: its codes only, so its document says nothing of the admin API. */
+export const ErrorBody = errorBody(ALL_CODES.filter((code) => !ADMIN_ONLY_CODES.includes(code))).openapi("Error");
+
+/** The error body of the admin API, whose document is its own. */
+export const AdminErrorBody = errorBody(ALL_CODES).openapi("Error");
 
 export const requestIdHeader = {
   "x-request-id": { description: "Unique id of the request; quote it to support.", schema: { type: "string" as const } },
@@ -42,12 +48,13 @@ export const retryAfterHeader = { "retry-after": header("Seconds to wait before 
 export function errorResponses<S extends ErrorStatus>(
   descriptions: Record<S, string>,
   headersByStatus: Partial<Record<S, HeaderObject>> = {},
+  schema: typeof ErrorBody = ErrorBody,
 ) {
   type Described = { description: string; headers: HeaderObject; content: { "application/json": { schema: typeof ErrorBody } } };
   const out = {} as Record<S, Described>;
   for (const [status, description] of Object.entries(descriptions) as unknown as [S, string][]) {
     const headers = { ...requestIdHeader, ...headersByStatus[status] };
-    out[status] = { description, headers, content: { "application/json": { schema: ErrorBody } } };
+    out[status] = { description, headers, content: { "application/json": { schema } } };
   }
   return out;
 }

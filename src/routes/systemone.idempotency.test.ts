@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { EngineFailedError, type JudgmentEngine } from "../engine/types.js";
+import { EngineFailedError, EngineUnavailableError, type JudgmentEngine } from "../engine/types.js";
 import { addAccount, billingState, judgmentBody, moneyTables, useBillingServers, waitFor, type BillingServer } from "../testing/billing-http.js";
 import { call, postJudgment, show, type Caller, type CapturedResponse } from "../testing/http-client.js";
 import { expectErrorResponse } from "../testing/route-assertions.js";
@@ -10,14 +10,18 @@ const DAY = 24 * 60 * 60 * 1000;
 // After each test the helper opens billing.engine's gates before closing the servers.
 const billing = useBillingServers({ stalling: true });
 let failNext = 0;
-/** The real tiny engine behind a stall gate, failing the next `failNext` evaluations. */
+let unavailable = false;
+/** The real tiny engine behind a stall gate, failing the next `failNext` evaluations, or unavailable. */
 let flaky: JudgmentEngine;
 beforeAll(() => {
   const engine = billing.engine;
   flaky = {
     modelId: billing.inner.modelId,
     status: () => engine.status(),
-    prepare: (prompt) => engine.prepare(prompt),
+    prepare: (prompt) => {
+      if (unavailable) throw new EngineUnavailableError("the model is not available (injected)");
+      return engine.prepare(prompt);
+    },
     evaluate: (prepared, signal) =>
       failNext-- > 0 ? Promise.reject(new EngineFailedError("injected: the model failed")) : engine.evaluate(prepared, signal),
     close: async () => undefined,
@@ -25,6 +29,7 @@ beforeAll(() => {
 });
 afterEach(() => {
   failNext = 0;
+  unavailable = false;
 });
 
 const server = (balanceMicro = 1_000_000) =>
@@ -135,6 +140,16 @@ describe("Idempotency-Key", () => {
     expect(retried.status, show(retried)).toBe(200);
     expect(retried.headers.get("idempotent-replayed"), show(retried)).toBeNull();
     expect(charges(s)).toHaveLength(1);
+  });
+
+  it("the stored response is replayed while the model is unavailable; a new request then gets 502", async () => {
+    const s = await server();
+    const first = await withKey(s, judgmentBody(2), "order-down");
+    expect(first.status, show(first)).toBe(200);
+    unavailable = true;
+    expectReplayOf(await withKey(s, judgmentBody(2), "order-down"), first);
+    expectErrorResponse(await withKey(s, judgmentBody(2), "order-new"), 502, "model_unavailable");
+    expect(charges(s), JSON.stringify(billingState(s.store, s.accountId))).toHaveLength(1);
   });
 
   it("the stored response is replayed even once the balance could no longer pay for it", async () => {

@@ -2,7 +2,7 @@ import type { OpenAPIHono, RouteConfig } from "@hono/zod-openapi";
 import type { Handler } from "hono";
 import type { ErrorStatus } from "../../errors.js";
 import type { AppEnv } from "../../http/context.js";
-import { errorResponses } from "../shared.schema.js";
+import { AdminErrorBody, errorResponses } from "../shared.schema.js";
 
 /** The admin API's own app: its routes and OpenAPI document stay apart from the public ones. */
 export type AdminApi = OpenAPIHono<AppEnv>;
@@ -26,5 +26,6 @@ const NOT_FOUND_EXPLAINED =
 
 /** Error responses of an admin route: 404 is always among them (see NOT_FOUND_EXPLAINED). */
 export function adminErrors<S extends Exclude<ErrorStatus, 404>>(notFound: string, others: Record<S, string> = {} as Record<S, string>) {
-  return errorResponses({ ...others, 404: `${notFound} ${NOT_FOUND_EXPLAINED}`.trim() } as Record<S | 404, string>);
+  const descriptions = { ...others, 404: `${notFound} ${NOT_FOUND_EXPLAINED}`.trim() } as Record<S | 404, string>;
+  return errorResponses(descriptions, {}, AdminErrorBody);
 }
