@@ -9,12 +9,10 @@ const WINDOW_MS = 60_000;
  * minute, so limited clients do not all come back at the same second.
  */
 export function createRateLimitsRepository(db: Database, now: () => number): RateLimitsRepository {
-  const limitOf = db
-    .prepare<[string], number>(
-      "SELECT p.requests_per_minute FROM accounts a JOIN plans p ON p.id = a.plan_id WHERE a.id = ?",
-    )
-    .pluck();
-  const offsetOf = db.prepare<[string], number>("SELECT created_at FROM accounts WHERE id = ?").pluck();
+  const accountOf = db.prepare<[string], { limit: number; created_at: number }>(
+    `SELECT p.requests_per_minute AS "limit", a.created_at
+     FROM accounts a JOIN plans p ON p.id = a.plan_id WHERE a.id = ?`,
+  );
   // One conditional statement: the count only grows while it is under the limit.
   const count = db
     .prepare<[{ account: string; window: number; limit: number }], number>(
@@ -26,10 +24,11 @@ export function createRateLimitsRepository(db: Database, now: () => number): Rat
 
   return {
     hit(accountId) {
-      const limit = limitOf.get(accountId);
-      if (limit === undefined) return undefined;
+      const account = accountOf.get(accountId);
+      if (!account) return undefined;
+      const { limit } = account;
       const at = now();
-      const offset = offsetOf.get(accountId)! % WINDOW_MS;
+      const offset = account.created_at % WINDOW_MS;
       const windowStart = Math.floor((at - offset) / WINDOW_MS) * WINDOW_MS + offset;
       const counted = count.get({ account: accountId, window: windowStart, limit });
       const resetSeconds = Math.max(1, Math.ceil((windowStart + WINDOW_MS - at) / 1000));
