@@ -47,8 +47,10 @@ async function race(accountId: string, task: (i: number) => WorkerTask) {
   }, 1);
   try {
     // All start at the same instant, so every process meets the others' locks from the first statement.
-    const startAt = Date.now() + 100;
-    const results = await pool.run<SpendResult>((i) => ({ ...task(i), startAt }) as WorkerTask);
+    const startAt = Date.now() + 300;
+    // Each hold lasts a millisecond, as if the model ran: without it one process can take every
+    // hold while SQLite's busy handler keeps the others asleep, and no race happens at all.
+    const results = await pool.run<SpendResult>((i) => ({ ...task(i), startAt, holdMs: 1 }) as WorkerTask);
     return { results, badStates: seen };
   } finally {
     clearInterval(watch);

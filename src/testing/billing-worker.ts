@@ -8,8 +8,19 @@ import { createInterface } from "node:readline";
 import { createStore } from "../store/store.js";
 
 export type WorkerTask =
-  /** Reserve, then settle (or every `releaseEvery`-th hold, release), until a reservation is refused. */
-  | { kind: "spend"; accountId: string; questions: number; inputTokens: number; releaseEvery?: number; startAt?: number }
+  /**
+   * Reserve, wait `holdMs` (where the model would run), then settle (or every `releaseEvery`-th
+   * hold, release), until a reservation is refused.
+   */
+  | {
+      kind: "spend";
+      accountId: string;
+      questions: number;
+      inputTokens: number;
+      releaseEvery?: number;
+      startAt?: number;
+      holdMs?: number;
+    }
   /** `attempts` rate-limit hits at the fixed time `now`. */
   | { kind: "hit"; accountId: string; attempts: number; now: number }
   /** One reservation, reported and then held forever: the process is to be killed. */
@@ -68,8 +79,8 @@ function spend(task: Extract<WorkerTask, { kind: "spend" }>): SpendResult {
   const result: SpendResult = { settled: { plan: 0, balance: 0 }, released: 0, lowestBalance: Number.POSITIVE_INFINITY, refusal: undefined };
   let holds = 0;
   // Sleep until the agreed instant, so the processes start racing together.
-  const wait = (task.startAt ?? 0) - Date.now();
-  if (wait > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, wait);
+  const sleep = (ms: number) => ms > 0 && Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+  sleep((task.startAt ?? 0) - Date.now());
   for (let i = 0; i < MAX_ITERATIONS; i++) {
     const { accountId, questions, inputTokens } = task;
     const outcome = store.billing.reserve({ accountId, questions, inputTokens, requestId: `req_${process.pid}_${i}` });
@@ -78,6 +89,8 @@ function spend(task: Extract<WorkerTask, { kind: "spend" }>): SpendResult {
       return result;
     }
     result.lowestBalance = Math.min(result.lowestBalance, outcome.standing.balanceMicro);
+    // Outside any transaction, as the model runs: the other processes take their holds meanwhile.
+    sleep(task.holdMs ?? 0);
     holds++;
     if (task.releaseEvery && holds % task.releaseEvery === 0) {
       if (!store.billing.release(outcome.reservation.id)) throw new Error(`release of our own hold failed at ${i}`);
