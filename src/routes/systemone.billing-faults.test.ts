@@ -56,7 +56,9 @@ describe("nothing is charged when", () => {
     const ms = performance.now() - started;
     expectErrorResponse(timedOut, 502, "model_timeout");
     expect(ms, show(timedOut)).toBeGreaterThanOrEqual(290);
-    expect(ms, show(timedOut)).toBeLessThan(2_000);
+    // Only "it was this request's timeout, not some other": the bound is loose on purpose, so a
+    // busy CI machine cannot fail it.
+    expect(ms, show(timedOut)).toBeLessThan(15_000);
     expect([engine.calls, engine.aborted], "the engine was asked once and told to stop").toEqual([1, 1]);
     expect(moneyTables(s.dbPath), show(timedOut)).toEqual(before);
   });
