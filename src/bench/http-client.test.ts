@@ -1,7 +1,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { createBenchClient, endpointUrl, parseRetryAfter, readResponse } from "./http-client.js";
+import { endpointUrl } from "../clients/judgment-endpoint.js";
+import { createBenchClient, readResponse, waitAfter429 } from "./http-client.js";
 
 describe("reading the server's answers", () => {
   it("takes input tokens and the model from a 200", () => {
@@ -24,12 +25,12 @@ describe("reading the server's answers", () => {
 
   it("reads Retry-After as seconds or an HTTP date, waiting a second when it is unusable", () => {
     const now = Date.parse("2026-01-01T00:00:00Z");
-    expect(parseRetryAfter("2", now)).toBe(2000);
-    expect(parseRetryAfter("0", now)).toBe(0);
-    expect(parseRetryAfter("Thu, 01 Jan 2026 00:00:05 GMT", now)).toBe(5000);
-    expect(parseRetryAfter("Wed, 31 Dec 2025 23:59:00 GMT", now)).toBe(0);
-    expect(parseRetryAfter(undefined, now)).toBe(1000);
-    expect(parseRetryAfter("soon", now)).toBe(1000);
+    expect(waitAfter429("2", now)).toBe(2000);
+    expect(waitAfter429("0", now)).toBe(0);
+    expect(waitAfter429("Thu, 01 Jan 2026 00:00:05 GMT", now)).toBe(5000);
+    expect(waitAfter429("Wed, 31 Dec 2025 23:59:00 GMT", now)).toBe(0);
+    expect(waitAfter429(undefined, now)).toBe(1000);
+    expect(waitAfter429("soon", now)).toBe(1000);
   });
 
   it("posts to /v1/systemone under the base address, keeping a proxy's path", () => {

@@ -5,6 +5,7 @@
  */
 import http from "node:http";
 import https from "node:https";
+import { endpointUrl, parseRetryAfter } from "../clients/judgment-endpoint.js";
 import type { Outcome, Send } from "./load.js";
 
 export interface BenchClient {
@@ -56,13 +57,6 @@ export function createBenchClient(options: { url: string; key: string; maxSocket
   return { send, close: () => agent.destroy() };
 }
 
-/** `--url` is the server's base address; a path in it (behind a proxy) is kept. */
-export function endpointUrl(base: string): URL {
-  const url = new URL(base);
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`not an http(s) URL: ${base}`);
-  return new URL("v1/systemone", url.href.endsWith("/") ? url.href : `${url.href}/`);
-}
-
 export function readResponse(status: number, text: string, latencyMs: number, retryAfter?: string): Outcome {
   let body: unknown;
   try {
@@ -86,15 +80,11 @@ export function readResponse(status: number, text: string, latencyMs: number, re
     latencyMs,
     inputTokens: 0,
     error: detail.slice(0, 200),
-    retryAfterMs: status === 429 ? parseRetryAfter(retryAfter, Date.now()) : undefined,
+    retryAfterMs: status === 429 ? waitAfter429(retryAfter, Date.now()) : undefined,
   };
 }
 
-/** Retry-After is seconds or an HTTP date; a 429 without a usable one waits a second. */
-export function parseRetryAfter(value: string | undefined, nowMs: number): number {
-  const fallback = 1000;
-  if (value === undefined || value.trim() === "") return fallback;
-  if (/^\s*\d+(\.\d+)?\s*$/.test(value)) return Number(value) * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? fallback : Math.max(0, date - nowMs);
+/** A 429 without a usable Retry-After waits a second. */
+export function waitAfter429(retryAfter: string | undefined, nowMs: number): number {
+  return parseRetryAfter(retryAfter, nowMs) ?? 1000;
 }

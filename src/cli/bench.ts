@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { formatReport } from "../bench/format-report.js";
 import { parseConcurrencyList, parseDuration, parseInteger } from "../bench/options.js";
-import { endpointUrl } from "../bench/http-client.js";
+import { endpointUrl } from "../clients/judgment-endpoint.js";
 import { BenchError, runBench, type BenchSettings } from "../bench/run.js";
 import { CliError, emit } from "./context.js";
 

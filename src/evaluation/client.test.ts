@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createJudgmentClient, JudgmentRequestError, parseRetryAfter, type RetryEvent } from "./client.js";
+import { parseRetryAfter } from "../clients/judgment-endpoint.js";
+import { createJudgmentClient, JudgmentRequestError, type RetryEvent } from "./client.js";
 import { replyTo, startFakeJudgeServer, type FakeJudgeServer, type ScriptedResponse } from "./fake-judge-server.js";
 
 const show = (value: unknown) => JSON.stringify(value, null, 1);

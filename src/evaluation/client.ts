@@ -1,3 +1,4 @@
+import { endpointUrl, parseRetryAfter } from "../clients/judgment-endpoint.js";
 import { mapConcurrent } from "./progress.js";
 
 /**
@@ -53,7 +54,7 @@ export interface JudgmentClient {
 const MAX_RETRY_AFTER_MS = 10 * 60_000;
 
 export function createJudgmentClient(options: ClientOptions): JudgmentClient {
-  const endpoint = `${options.url.replace(/\/+$/, "")}/v1/systemone`;
+  const endpoint = endpointOf(options.url);
   const retries = options.retries ?? 5;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const random = options.random ?? Math.random;
@@ -78,6 +79,15 @@ export function createJudgmentClient(options: ClientOptions): JudgmentClient {
     }
   }
   return { judge };
+}
+
+/** A wrong address is the caller's mistake, reported like any other refused request. */
+function endpointOf(url: string): string {
+  try {
+    return endpointUrl(url).href;
+  } catch (error) {
+    throw new JudgmentRequestError(`invalid server address: ${(error as Error).message}`);
+  }
 }
 
 type Outcome =
@@ -138,15 +148,6 @@ function parseReply(endpoint: string, text: string): Outcome {
   }
   const inputTokens = typeof b.usage?.input_tokens === "number" ? b.usage.input_tokens : 0;
   return { ok: true, reply: { model: b.model, answers: b.answers, usage: { input_tokens: inputTokens } } };
-}
-
-/** Retry-After is either seconds or an HTTP date; anything else is ignored (backoff applies). */
-export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
-  if (value === null) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 /** A request with what to call it in an error message ("item t3 (line 3)"). */
