@@ -3,28 +3,29 @@ import type { MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { JudgmentEngine } from "./engine/types.js";
 import { toApiError } from "./errors.js";
-import type { KeyAuthenticator } from "./http/authenticate.js";
 import type { App, AppEnv } from "./http/context.js";
 import { routeNotFound } from "./http/not-found.js";
 import { requestId } from "./http/request-id.js";
 import type { Temperatures } from "./judgment/answers.js";
 import type { Logger } from "./logger.js";
-import type { BillingDeps } from "./routes/systemone.billing.js";
-import { registerAdmin, type AdminDeps } from "./routes/admin/index.js";
+import { registerAdmin } from "./routes/admin/index.js";
 import { registerHealth } from "./routes/health.js";
 import { registerModels } from "./routes/models.js";
 import { registerOpenApi } from "./routes/openapi.js";
 import { registerSystemOne } from "./routes/systemone.js";
+import type { Services } from "./services/build.js";
 
-export interface AppDeps extends BillingDeps {
+export interface AppDeps {
+  services: Services;
   engine: JudgmentEngine;
-  keys: KeyAuthenticator;
   log: Logger;
   maxQuestions: number;
   temperatures: Temperatures;
   releaseDate: string;
-  /** The console and admin API; absent when no admin token is configured. */
-  admin?: AdminDeps;
+  /** Longest a request may wait for and use the model before it fails with 502, uncharged. */
+  requestTimeoutMs: number;
+  /** The console's and admin API's bearer token; without it neither exists. */
+  adminToken?: string;
 }
 
 /** The whole HTTP surface: every route is registered here, explicitly. */
@@ -33,11 +34,12 @@ export function buildApp(deps: AppDeps): App {
   app.use(requestId());
   app.use(accessLog(deps.log));
 
-  registerSystemOne(app, deps);
-  registerHealth(app, deps);
+  const { services } = deps;
+  registerSystemOne(app, { ...deps, keys: services.keys, limits: services.limits, billing: services.billing });
+  registerHealth(app, { engine: deps.engine, health: services.health });
   registerModels(app, deps);
   registerOpenApi(app);
-  if (deps.admin) registerAdmin(app, deps.admin);
+  if (deps.adminToken) registerAdmin(app, { token: deps.adminToken, services });
 
   app.notFound((c) => c.json(routeNotFound(c.req.method, c.req.path).body(), 404));
   app.onError((error, c) => {

@@ -15,8 +15,24 @@ const integer = (fallback: number, min: number, max: number) =>
 const ConfigSchema = z.object({
   JUDGE_HOST: z.string().min(1).default("127.0.0.1"),
   JUDGE_PORT: integer(8080, 0, 65535),
-  /** SQLite database file of accounts and keys; `:memory:` for a throwaway store. */
+  /** A SQLite file (`:memory:` for a throwaway store) or a `postgres://…` URL. */
   JUDGE_DB: z.string().min(1).default("data/judge.db"),
+  /** PostgreSQL: the schema holding the tables (created if missing). */
+  JUDGE_DB_SCHEMA: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, "must be a plain SQL identifier (letters, digits, _)")
+    .default("public"),
+  /** PostgreSQL: connections per instance. */
+  JUDGE_DB_POOL_SIZE: integer(10, 1, 1000),
+  /** PostgreSQL: longest one statement, or the wait for a connection, may take before a 502. */
+  JUDGE_DB_STATEMENT_TIMEOUT_MS: integer(5_000, 100, 600_000),
+  /** Counts rate-limit windows in Redis instead of the database; required to be reachable once set. */
+  JUDGE_REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
+    .optional(),
+  /** Prefix of every Redis key this service writes, so deployments can share a Redis. */
+  JUDGE_REDIS_PREFIX: z.string().min(1).max(100).default("judge:rl:"),
   /** A local GGUF path or an `hf:` URI. */
   JUDGE_MODEL: z.string().min(1).default(DEFAULT_MODEL),
   /** Where downloaded models are cached. */
@@ -32,6 +48,10 @@ const ConfigSchema = z.object({
   JUDGE_THREADS: integer(0, 0, 512),
   /** Longest a request may wait for and use the model; past it, 502 and nothing is charged. */
   JUDGE_REQUEST_TIMEOUT_MS: integer(30_000, 100, 3_600_000),
+  /** How long past the request timeout a hold lives before the sweeper gives it back. */
+  JUDGE_RESERVATION_GRACE_MS: integer(60_000, 0, 3_600_000),
+  /** How often every instance releases expired holds. */
+  JUDGE_SWEEP_INTERVAL_MS: integer(10_000, 100, 3_600_000),
   /** Bearer token of the console and the admin API; unset, both are switched off. */
   JUDGE_ADMIN_TOKEN: z
     .string()
@@ -47,7 +67,13 @@ export type RawConfig = z.infer<typeof ConfigSchema>;
 export interface Config {
   host: string;
   port: number;
-  dbPath: string;
+  /** A SQLite file path or a PostgreSQL URL. */
+  db: string;
+  dbSchema: string;
+  dbPoolSize: number;
+  dbStatementTimeoutMs: number;
+  redisUrl?: string;
+  redisPrefix: string;
   model: string;
   modelsDir: string;
   modelId?: string;
@@ -57,6 +83,8 @@ export interface Config {
   threads: number;
   calibrationPath?: string;
   requestTimeoutMs: number;
+  reservationGraceMs: number;
+  sweepIntervalMs: number;
   adminToken?: string;
   logLevel: RawConfig["JUDGE_LOG_LEVEL"];
 }
@@ -71,7 +99,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   return {
     host: raw.JUDGE_HOST,
     port: raw.JUDGE_PORT,
-    dbPath: raw.JUDGE_DB,
+    db: raw.JUDGE_DB,
+    dbSchema: raw.JUDGE_DB_SCHEMA,
+    dbPoolSize: raw.JUDGE_DB_POOL_SIZE,
+    dbStatementTimeoutMs: raw.JUDGE_DB_STATEMENT_TIMEOUT_MS,
+    redisUrl: raw.JUDGE_REDIS_URL,
+    redisPrefix: raw.JUDGE_REDIS_PREFIX,
     model: raw.JUDGE_MODEL,
     modelsDir: raw.JUDGE_MODELS_DIR,
     modelId: raw.JUDGE_MODEL_ID,
@@ -81,6 +114,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     threads: raw.JUDGE_THREADS,
     calibrationPath: raw.JUDGE_CALIBRATION,
     requestTimeoutMs: raw.JUDGE_REQUEST_TIMEOUT_MS,
+    reservationGraceMs: raw.JUDGE_RESERVATION_GRACE_MS,
+    sweepIntervalMs: raw.JUDGE_SWEEP_INTERVAL_MS,
     adminToken: raw.JUDGE_ADMIN_TOKEN,
     logLevel: raw.JUDGE_LOG_LEVEL,
   };

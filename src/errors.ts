@@ -1,4 +1,7 @@
 import { BudgetError, EngineFailedError, EngineUnavailableError, RequestAbortedError } from "./engine/types.js";
+import { LimiterUnavailableError } from "./limits/types.js";
+import { UnknownAccountError } from "./services/errors.js";
+import { StoreError } from "./store/errors.js";
 
 /**
  * The one error catalogue: every error the API returns has a stable `code` from this table and
@@ -31,6 +34,10 @@ export const ERROR_STATUS = {
   model_unavailable: 502,
   model_failed: 502,
   model_timeout: 502,
+  /** The database (SQLite or PostgreSQL) cannot be reached or did not answer in time. */
+  database_unavailable: 502,
+  /** Redis is configured for rate limits and cannot be reached; never counted per instance instead. */
+  rate_limiter_unavailable: 502,
   service_unavailable: 503,
   internal_error: 500,
 } as const;
@@ -70,5 +77,25 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof EngineUnavailableError) return new ApiError("model_unavailable", error.message);
   if (error instanceof EngineFailedError) return new ApiError("model_failed", error.message);
   if (error instanceof RequestAbortedError) return new ApiError("client_closed_request", error.message);
+  if (error instanceof LimiterUnavailableError) return new ApiError("rate_limiter_unavailable", `${error.message}; nothing was charged`);
+  if (error instanceof UnknownAccountError) return new ApiError("invalid_api_key", "invalid or revoked API key");
+  if (error instanceof StoreError) return fromStoreError(error);
   return new ApiError("internal_error", "internal error; quote the x-request-id header to support");
+}
+
+/** The store's user-facing errors, as the catalogue has them; the store knows nothing of HTTP. */
+function fromStoreError(error: StoreError): ApiError {
+  switch (error.code) {
+    case "account_not_found":
+    case "plan_not_found":
+    case "plan_exists":
+      return new ApiError(error.code, error.message);
+    case "invalid_input":
+    case "ambiguous_prefix":
+      return new ApiError("invalid_request", error.message);
+    case "database_unavailable":
+      return new ApiError("database_unavailable", "the database is unavailable; nothing was charged");
+    case "schema_too_new":
+      return new ApiError("internal_error", "internal error; quote the x-request-id header to support");
+  }
 }

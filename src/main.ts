@@ -5,7 +5,9 @@ import { loadConfig, type Config } from "./config.js";
 import { createLlamaEngine } from "./engine/llama-engine.js";
 import { loadCalibrationFile, temperaturesFor } from "./judgment/calibration.js";
 import { createLogger, type Logger } from "./logger.js";
-import { createStore, type Store } from "./store/store.js";
+import type { JudgmentEngine } from "./engine/types.js";
+import { buildServices, type Services } from "./services/build.js";
+import type { BillingService } from "./services/billing.js";
 
 export interface RunningService {
   server: ServerType;
@@ -13,33 +15,33 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** Builds every service once from the parsed config, then serves HTTP. */
-export async function start(config: Config): Promise<RunningService> {
+/**
+ * Builds every service once from the parsed config, then serves HTTP. `engine` replaces the
+ * model only in tests of faults (an engine that stalls or fails).
+ */
+export async function start(config: Config, options: { engine?: JudgmentEngine } = {}): Promise<RunningService> {
   const log = createLogger(config.logLevel);
-  // A hold must outlive any request still running, or the sweeper would release a live one.
-  const store = createStore({ path: config.dbPath, reservationTtlMs: config.requestTimeoutMs + 60_000 });
-  const engine = createLlamaEngine({ ...config, showDownloadProgress: process.stdout.isTTY });
+  const services = await buildServices(config);
+  const engine = options.engine ?? createLlamaEngine({ ...config, showDownloadProgress: process.stdout.isTTY });
   const calibration = config.calibrationPath ? await loadCalibrationFile(config.calibrationPath) : undefined;
   const app = buildApp({
+    services,
     engine,
-    keys: store.keys,
-    rateLimits: store.rateLimits,
-    billing: store.billing,
-    idempotency: store.idempotency,
-    requestTimeoutMs: config.requestTimeoutMs,
-    admin: config.adminToken ? { token: config.adminToken, store } : undefined,
     log,
+    requestTimeoutMs: config.requestTimeoutMs,
+    adminToken: config.adminToken,
     maxQuestions: config.maxQuestions,
     temperatures: temperaturesFor(calibration, engine.modelId),
     releaseDate: new Date().toISOString().slice(0, 10),
   });
 
-  const sweeper = startSweeper(store, log);
+  const sweeper = startSweeper(services.billing, log, config.sweepIntervalMs);
   const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port });
   const port = await listeningPort(server);
-  log.info("listening", { url: `http://${config.host}:${port}`, model: engine.modelId });
-  if (store.keys.count() === 0) printFirstKeyHelp(config);
-  void engine.ready.then(() => {
+  log.info("listening", { url: `http://${config.host}:${port}`, model: engine.modelId, store: services.store.dialect, rate_limits: services.limiter.kind });
+  await reportParts(services, log);
+  if ((await services.keys.count()) === 0) printFirstKeyHelp(config);
+  void Promise.resolve((engine as { ready?: Promise<void> }).ready).then(() => {
     const status = engine.status();
     if (status.state === "ready") log.info("model ready", { model: engine.modelId });
     else log.error("model unavailable", { detail: status.state === "failed" ? status.detail : status.state });
@@ -52,25 +54,34 @@ export async function start(config: Config): Promise<RunningService> {
       clearInterval(sweeper);
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await engine.close();
-      store.close();
+      await services.close();
     },
   };
 }
 
-/** Stale holds (a crashed process's, or one past its expiry) go back to their accounts. */
-const SWEEP_INTERVAL_MS = 10_000;
+/** Redis can be down at start (the database cannot: the store would not have opened); say what to fix. */
+async function reportParts(services: Services, log: Logger): Promise<void> {
+  const { rateLimiter } = await services.health.check();
+  if (rateLimiter && !rateLimiter.ok) {
+    log.error("rate limiter unavailable: requests get 502 rate_limiter_unavailable until Redis answers; start Redis or fix JUDGE_REDIS_URL", {
+      redis: rateLimiter.name,
+      detail: rateLimiter.detail,
+    });
+  }
+}
 
-function startSweeper(store: Store, log: Logger): NodeJS.Timeout {
-  const sweep = () => {
+/** Stale holds (a crashed process's, or one past its expiry) go back to their accounts. */
+function startSweeper(billing: BillingService, log: Logger, intervalMs: number): NodeJS.Timeout {
+  const sweep = async () => {
     try {
-      const swept = store.billing.sweep();
+      const swept = await billing.sweep();
       if (swept.reservations > 0) log.warn("released expired reservations", { count: swept.reservations });
     } catch (error) {
       log.error("sweep failed", { detail: String(error) });
     }
   };
-  sweep();
-  return setInterval(sweep, SWEEP_INTERVAL_MS).unref();
+  void sweep();
+  return setInterval(() => void sweep(), intervalMs).unref();
 }
 
 function listeningPort(server: ServerType): Promise<number> {
@@ -84,7 +95,8 @@ function listeningPort(server: ServerType): Promise<number> {
 }
 
 function printFirstKeyHelp(config: Config): void {
-  const db = config.dbPath === "data/judge.db" ? "" : ` --db ${config.dbPath}`;
+  // A PostgreSQL URL may hold a password: point at the environment rather than print it.
+  const db = config.db === "data/judge.db" || /^postgres/i.test(config.db) ? "" : ` --db ${config.db}`;
   process.stderr.write(
     [
       "",

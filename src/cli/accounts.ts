@@ -1,26 +1,12 @@
 import type { Command } from "commander";
 import { accountView, ledgerEntryView, planView } from "../routes/admin/views.js";
-import type { Account, LedgerEntry, Plan, Store, Usage } from "../store/store.js";
-import { CliError, emit, requireAccount, withStore } from "./context.js";
+import type { AccountSummary } from "../services/accounts.js";
+import type { LedgerEntry } from "../store/store.js";
+import { emit, requireAccount, withServices } from "./context.js";
 import { formatTable, formatTimestamp } from "./format.js";
 import { formatLedgerEntries, parseLimit } from "./ledger.js";
 import { describePlan } from "./plans.js";
 import { formatMoney, isoTime } from "./views.js";
-
-/** An account with its plan and this period's usage, as every accounts command shows it. */
-export interface AccountSummary {
-  account: Account;
-  plan: Plan;
-  usage: Usage;
-}
-
-export function summarizeAccount(store: Store, account: Account): AccountSummary {
-  const plan = store.plans.get(account.planId);
-  const usage = store.ledger.usage(account.id);
-  // Plans cannot be deleted and the account was just read, so this is a damaged database.
-  if (!plan || !usage) throw new CliError(`Account ${account.id} refers to plan ${account.planId}, which is missing`);
-  return { account, plan, usage };
-}
 
 const summaryJson = ({ account, plan, usage }: AccountSummary) => accountView(account, plan, usage);
 
@@ -70,8 +56,8 @@ export function registerAccountsCommands(program: Command): void {
     .requiredOption("--name <name>", "display name of the account")
     .option("--plan <idOrName>", "plan id or name (default: the plan named default)")
     .action(async (options: { name: string; plan?: string }, command: Command) => {
-      const summary = await withStore(command, (store) =>
-        summarizeAccount(store, store.accounts.create({ name: options.name, plan: options.plan?.trim() })),
+      const summary = await withServices(command, (services) =>
+        services.accounts.create({ name: options.name, plan: options.plan?.trim() }),
       );
       emit(command, { json: summaryJson(summary), text: () => formatAccountCreated(summary) });
     });
@@ -80,9 +66,7 @@ export function registerAccountsCommands(program: Command): void {
     .command("list")
     .description("List accounts with their plan, balance and usage this period")
     .action(async (_options: unknown, command: Command) => {
-      const list = await withStore(command, (store) =>
-        store.accounts.list().map((account) => summarizeAccount(store, account)),
-      );
+      const list = await withServices(command, (services) => services.accounts.list());
       emit(command, { json: list.map(summaryJson), text: () => formatAccounts(list) });
     });
 
@@ -93,9 +77,9 @@ export function registerAccountsCommands(program: Command): void {
     .option("--limit <n>", "number of recent ledger entries", "10")
     .action(async (accountId: string, options: { limit: string }, command: Command) => {
       const limit = parseLimit(options.limit);
-      const { summary, entries } = await withStore(command, (store) => {
-        const account = requireAccount(store, accountId.trim());
-        return { summary: summarizeAccount(store, account), entries: store.ledger.entries(account.id, { limit }) };
+      const { summary, entries } = await withServices(command, async (services) => {
+        const summary = await requireAccount(services, accountId.trim());
+        return { summary, entries: await services.accounts.entries(summary.account.id, { limit }) };
       });
       emit(command, {
         // Same shape as the admin API's GET /admin/v1/accounts/{id}, without the keys.
@@ -110,9 +94,7 @@ export function registerAccountsCommands(program: Command): void {
     .argument("<accountId>", "account id (acct_…)")
     .argument("<plan>", "plan id or name")
     .action(async (accountId: string, plan: string, _options: unknown, command: Command) => {
-      const summary = await withStore(command, (store) =>
-        summarizeAccount(store, store.accounts.setPlan(accountId.trim(), plan.trim())),
-      );
+      const summary = await withServices(command, (services) => services.accounts.setPlan(accountId.trim(), plan.trim()));
       const { account } = summary;
       emit(command, {
         json: summaryJson(summary),

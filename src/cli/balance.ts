@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { formatEuros, MAX_MICROS } from "../billing/money.js";
 import { ledgerEntryView } from "../routes/admin/views.js";
-import { emit, requireAccount, withStore } from "./context.js";
+import { emit, requireAccount, withServices } from "./context.js";
 import { parseEurosOption } from "./options.js";
 import { formatMoney } from "./views.js";
 
@@ -21,9 +21,9 @@ export function registerBalanceCommands(program: Command): void {
         maxMicro: MAX_MICROS,
         example: "12.50",
       });
-      const result = await withStore(command, (store) => {
-        const account = requireAccount(store, options.account);
-        return { account, ...store.ledger.topUp(account.id, amountMicro, options.note) };
+      const result = await withServices(command, async (services) => {
+        const { account } = await requireAccount(services, options.account);
+        return { account, ...(await services.accounts.topUp(account.id, amountMicro, options.note)) };
       });
       emit(command, {
         // Same shape as the admin API's POST /admin/v1/accounts/{id}/top-ups.

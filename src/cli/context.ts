@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { loadConfig, type Config } from "../config.js";
-import { createStore, type Account, type Store } from "../store/store.js";
+import { buildServices, type Services } from "../services/build.js";
+import type { AccountSummary } from "../services/accounts.js";
 
 /** Options defined on the root program and accepted before or after any subcommand. */
 export interface GlobalOptions {
@@ -29,19 +30,16 @@ export function resolveConfig(command: Command): Config {
     throw new CliError(error instanceof Error ? error.message : String(error));
   }
   const { db } = globalOptions(command);
-  return db === undefined ? config : { ...config, dbPath: db };
+  return db === undefined ? config : { ...config, db };
 }
 
-/** Opens the configured store for the duration of one command, closing it even on failure. */
-export async function withStore<T>(
-  command: Command,
-  run: (store: Store) => T | Promise<T>,
-): Promise<T> {
-  const store = createStore({ path: resolveConfig(command).dbPath });
+/** Builds the services (as the server does) for the duration of one command, closing them even on failure. */
+export async function withServices<T>(command: Command, run: (services: Services) => T | Promise<T>): Promise<T> {
+  const services = await buildServices(resolveConfig(command));
   try {
-    return await run(store);
+    return await run(services);
   } finally {
-    store.close();
+    await services.close();
   }
 }
 
@@ -54,8 +52,8 @@ export function emit(command: Command, output: { json: unknown; text: () => stri
 }
 
 /** A mistyped id must fail rather than look like an account with no keys or no ledger entries. */
-export function requireAccount(store: Store, accountId: string): Account {
-  const account = store.accounts.get(accountId);
-  if (!account) throw new CliError(`No account with id ${accountId}`);
-  return account;
+export async function requireAccount(services: Services, accountId: string): Promise<AccountSummary> {
+  const summary = await services.accounts.summary(accountId);
+  if (!summary) throw new CliError(`No account with id ${accountId}`);
+  return summary;
 }

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { ApiKeyRecord } from "../store/store.js";
-import { CliError, emit, globalOptions, withStore } from "./context.js";
+import { CliError, emit, globalOptions, withServices } from "./context.js";
 import { formatTable, formatTimestamp } from "./format.js";
 
 export const SHOWN_ONCE_NOTICE =
@@ -52,8 +52,8 @@ export function registerKeysCommands(program: Command): void {
     .requiredOption("--account <accountId>", "account that will own the key")
     .option("--name <name>", "label to recognise the key by, e.g. where it is used")
     .action(async (options: { account: string; name?: string }, command: Command) => {
-      const created = await withStore(command, (store) =>
-        store.keys.create({ accountId: options.account, name: options.name }),
+      const created = await withServices(command, (services) =>
+        services.keys.create({ accountId: options.account, name: options.name }),
       );
       emit(command, { json: created, text: () => formatKeyCreated(created) });
       // Under --json stdout is for machines; the reminder still reaches the person running it.
@@ -65,12 +65,12 @@ export function registerKeysCommands(program: Command): void {
     .description("List API keys (metadata only; keys themselves are never stored)")
     .option("--account <accountId>", "only keys of this account")
     .action(async (options: { account?: string }, command: Command) => {
-      const records = await withStore(command, (store) => {
+      const records = await withServices(command, async (services) => {
         // A mistyped id should not look like an account without keys.
-        if (options.account !== undefined && !store.accounts.get(options.account)) {
+        if (options.account !== undefined && !(await services.accounts.summary(options.account))) {
           throw new CliError(`No account with id ${options.account}`);
         }
-        return store.keys.list({ accountId: options.account });
+        return services.keys.list({ accountId: options.account });
       });
       emit(command, { json: records, text: () => formatKeys(records) });
     });
@@ -81,7 +81,7 @@ export function registerKeysCommands(program: Command): void {
     .argument("<idOrPrefix>", "key id or the prefix shown by `judge keys list`")
     .action(async (idOrPrefix: string, _options: unknown, command: Command) => {
       const startedAt = Date.now();
-      const record = await withStore(command, (store) => store.keys.revoke(idOrPrefix.trim()));
+      const record = await withServices(command, (services) => services.keys.revoke(idOrPrefix.trim()));
       if (!record) {
         throw new CliError(
           `No API key matches ${JSON.stringify(idOrPrefix)}; see \`judge keys list\` for ids and prefixes`,

@@ -3,7 +3,7 @@ import { ledgerCheckView, ledgerEntryView } from "../routes/admin/views.js";
 import { MAX_LEDGER_PAGE } from "../store/ledger.js";
 import type { LedgerEntry } from "../store/store.js";
 import type { LedgerCheck } from "../store/types.js";
-import { CliError, emit, requireAccount, withStore } from "./context.js";
+import { CliError, emit, requireAccount, withServices } from "./context.js";
 import { formatTable, formatTimestamp } from "./format.js";
 import { parseWholeNumber } from "./options.js";
 import { formatMoney, formatSignedMoney } from "./views.js";
@@ -53,9 +53,9 @@ export function registerLedgerCommands(program: Command): void {
     .option("--limit <n>", `number of entries (1 to ${MAX_LEDGER_PAGE})`, "50")
     .action(async (options: { account: string; limit: string }, command: Command) => {
       const limit = parseLimit(options.limit);
-      const entries = await withStore(command, (store) => {
-        requireAccount(store, options.account);
-        return store.ledger.entries(options.account, { limit });
+      const entries = await withServices(command, async (services) => {
+        await requireAccount(services, options.account);
+        return services.accounts.entries(options.account, { limit });
       });
       emit(command, { json: entries.map(ledgerEntryView), text: () => formatLedgerEntries(entries) });
     });
@@ -64,7 +64,7 @@ export function registerLedgerCommands(program: Command): void {
     .command("check")
     .description("Check that every balance, hold and period usage equals the sum of its ledger entries")
     .action(async (_options: unknown, command: Command) => {
-      const check = await withStore(command, (store) => store.ledger.check());
+      const check = await withServices(command, (services) => services.ledger.check());
       emit(command, {
         json: ledgerCheckView(check),
         text: () => formatLedgerCheck(check),

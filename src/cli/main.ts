@@ -25,7 +25,7 @@ import { registerPlansCommands } from "./plans.js";
 function buildProgram(): Command {
   const program = new Command("judge")
     .description("Administer the Typed Judgment Service: plans, accounts, balances, API keys, ledger, server, fixtures")
-    .option("--db <path>", "SQLite database file (overrides JUDGE_DB)")
+    .option("--db <path or url>", "SQLite database file or postgres:// URL (overrides JUDGE_DB)")
     .option("--json", "print machine-readable JSON instead of tables")
     .showHelpAfterError("(run with --help for usage)");
 

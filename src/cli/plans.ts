@@ -3,7 +3,7 @@ import { planView } from "../routes/admin/views.js";
 import { PLAN_LIMITS } from "../store/plans.js";
 import type { Plan } from "../store/store.js";
 import type { PlanInput } from "../store/types.js";
-import { CliError, emit, withStore } from "./context.js";
+import { CliError, emit, withServices } from "./context.js";
 import { formatTable, formatTimestamp } from "./format.js";
 import { parseEurosOption, parseWholeNumber } from "./options.js";
 import { formatMoney } from "./views.js";
@@ -70,7 +70,7 @@ export function registerPlansCommands(program: Command): void {
     .command("list")
     .description("List plans")
     .action(async (_options: unknown, command: Command) => {
-      const list = await withStore(command, (store) => store.plans.list());
+      const list = await withServices(command, (services) => services.plans.list());
       emit(command, { json: list.map(planView), text: () => formatPlans(list) });
     });
 
@@ -84,7 +84,7 @@ export function registerPlansCommands(program: Command): void {
     .action(async (options: Required<PlanOptions>, command: Command) => {
       // Every field is required here, so the parsed changes are a complete PlanInput.
       const input = planChanges(options) as PlanInput;
-      const plan = await withStore(command, (store) => store.plans.create(input));
+      const plan = await withServices(command, (services) => services.plans.create(input));
       emit(command, {
         json: planView(plan),
         text: () =>
@@ -106,7 +106,7 @@ export function registerPlansCommands(program: Command): void {
       if (Object.keys(changes).length === 0) {
         throw new CliError("Nothing to update: pass --name, --rpm, --allowance or --price");
       }
-      const plan = await withStore(command, (store) => store.plans.update(idOrName.trim(), changes));
+      const plan = await withServices(command, (services) => services.plans.update(idOrName.trim(), changes));
       emit(command, {
         json: planView(plan),
         text: () => `Updated plan ${plan.id} (${plan.name}): ${describePlan(plan)}.`,

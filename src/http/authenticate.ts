@@ -3,8 +3,8 @@ import { ApiError } from "../errors.js";
 import type { AppEnv, Caller } from "./context.js";
 
 export interface KeyAuthenticator {
-  /** Undefined for an unknown, malformed or revoked key. */
-  authenticate(plaintextKey: string): Caller | undefined;
+  /** Undefined for an unknown, malformed or revoked key. Asked on every request: revocation applies at once. */
+  authenticate(plaintextKey: string): Promise<Caller | undefined>;
 }
 
 /** Bearer-key authentication; runs before anything reads the body. */
@@ -14,7 +14,7 @@ export function authenticate(keys: KeyAuthenticator): MiddlewareHandler<AppEnv> 
     if (!header) throw new ApiError("missing_api_key", "missing API key: send Authorization: Bearer <key>");
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
     if (!match) throw new ApiError("invalid_api_key", "malformed Authorization header: expected Bearer <key>");
-    const caller = keys.authenticate(match[1]);
+    const caller = await keys.authenticate(match[1]);
     if (!caller) throw new ApiError("invalid_api_key", "invalid or revoked API key");
     c.set("caller", caller);
     await next();

@@ -1,10 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AuthenticatedKey } from "../store/types.js";
 
-/** What middleware leaves on the request context for the handlers. */
-export interface Caller {
-  keyId: string;
-  accountId: string;
-}
+/** What middleware leaves on the request context for the handlers: the key, its account and the account's terms. */
+export type Caller = AuthenticatedKey;
 
 export interface AppEnv {
   Variables: {

@@ -1,18 +1,30 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { JudgmentEngine } from "../engine/types.js";
 import type { App } from "../http/context.js";
+import type { HealthService, PartHealth } from "../services/health.js";
 import { requestIdHeader } from "./shared.schema.js";
 
 const Health = z
   .object({ status: z.literal("ok"), model: z.string(), upstream: z.literal("ok") })
   .openapi("Health");
 
+const Part = z.object({
+  name: z.string().openapi({ description: "Which part: the model file, the database (engine and location, no password) or Redis." }),
+  ok: z.boolean(),
+  detail: z.string().optional().openapi({ description: "Why it is not ok." }),
+});
+
 const Unhealthy = z
   .object({
-    error: z.string().openapi({ description: "Why the service cannot answer now." }),
+    error: z.string().openapi({ description: "Why the service cannot answer now, naming the part that is down." }),
     code: z.literal("service_unavailable"),
-    status: z.enum(["loading", "failed"]),
+    status: z.enum(["loading", "failed", "unavailable"]).openapi({
+      description: "loading: the model is still loading; failed: the model failed to load; unavailable: the database or Redis cannot be reached.",
+    }),
     model: z.string(),
+    parts: z
+      .object({ model: Part, database: Part, rate_limiter: Part.optional() })
+      .openapi({ description: "Each part asked now; rate_limiter appears when Redis counts the rate limits." }),
   })
   .openapi("Unhealthy");
 
@@ -21,17 +33,25 @@ const route = createRoute({
   path: "/health",
   summary: "Whether the service can answer right now",
   responses: {
-    200: { description: "The model is loaded and answering.", headers: requestIdHeader, content: { "application/json": { schema: Health } } },
-    503: { description: "The model is loading or broken.", headers: requestIdHeader, content: { "application/json": { schema: Unhealthy } } },
+    200: { description: "The model, the database and (if configured) Redis all answer.", headers: requestIdHeader, content: { "application/json": { schema: Health } } },
+    503: { description: "The model is loading or broken, or the database or Redis is unreachable.", headers: requestIdHeader, content: { "application/json": { schema: Unhealthy } } },
   },
 });
 
-export function registerHealth(app: App, deps: { engine: JudgmentEngine }): void {
-  app.openapi(route, (c) => {
+export function registerHealth(app: App, deps: { engine: JudgmentEngine; health: HealthService }): void {
+  app.openapi(route, async (c) => {
     const { engine } = deps;
     const status = engine.status();
-    if (status.state === "ready") return c.json({ status: "ok" as const, model: engine.modelId, upstream: "ok" as const }, 200);
-    const error = status.state === "loading" ? `the model is loading: ${status.detail}` : status.detail;
-    return c.json({ error, code: "service_unavailable" as const, status: status.state, model: engine.modelId }, 503);
+    const { database, rateLimiter } = await deps.health.check();
+    const model: PartHealth =
+      status.state === "ready"
+        ? { name: engine.modelId, ok: true }
+        : { name: engine.modelId, ok: false, detail: status.state === "loading" ? `the model is loading: ${status.detail}` : status.detail };
+    const down = [model, database, rateLimiter].filter((part): part is PartHealth => part !== undefined && !part.ok);
+    if (down.length === 0) return c.json({ status: "ok" as const, model: engine.modelId, upstream: "ok" as const }, 200);
+    const error = down.map((part) => (part === model ? part.detail! : `${part.name} is unavailable: ${part.detail}`)).join("; ");
+    const state = status.state === "ready" ? "unavailable" : status.state;
+    const parts = rateLimiter ? { model, database, rate_limiter: rateLimiter } : { model, database };
+    return c.json({ error, code: "service_unavailable" as const, status: state, model: engine.modelId, parts }, 503);
   });
 }

@@ -4,30 +4,23 @@ import type { EngineResult, JudgmentEngine, PreparedJudgment } from "../engine/t
 import { RequestAbortedError } from "../engine/types.js";
 import { ApiError } from "../errors.js";
 import type { AppEnv } from "../http/context.js";
-import type {
-  BilledTo,
-  BillingRepository,
-  IdempotencyRepository,
-  RateLimitsRepository,
-  Reservation,
-  Standing,
-  StoredResponse,
-} from "../store/types.js";
+import type { BillingService, IdempotencyInput, Payer } from "../services/billing.js";
+import { InsufficientFundsError } from "../services/errors.js";
+import type { LimitsService } from "../services/limits.js";
+import type { BilledTo, Reservation, Standing, StoredResponse } from "../store/types.js";
 
 /** The money side of POST /v1/systemone: rate limit, reservation, settlement, idempotency. */
 export interface BillingDeps {
-  rateLimits: RateLimitsRepository;
-  billing: BillingRepository;
-  idempotency: IdempotencyRepository;
+  limits: LimitsService;
+  billing: BillingService;
   /** Longest a request may wait for and use the model before it fails with 502, uncharged. */
   requestTimeoutMs: number;
 }
 
 /** Counts every authenticated attempt, before the body is read; 429 with Retry-After past the limit. */
-export function rateLimit(limits: RateLimitsRepository): MiddlewareHandler<AppEnv> {
+export function rateLimit(limits: LimitsService): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const decision = limits.hit(c.get("caller").accountId);
-    if (!decision) throw new ApiError("invalid_api_key", "invalid or revoked API key");
+    const decision = await limits.perMinute(c.get("caller"));
     c.header("x-ratelimit-limit", String(decision.limit));
     c.header("x-ratelimit-remaining", String(decision.remaining));
     c.header("x-ratelimit-reset", String(decision.resetSeconds));
@@ -55,11 +48,8 @@ export function idempotencyKeyOf(c: Context<AppEnv>): string | undefined {
 }
 
 /** The stored response for a retry, 409 while the first attempt runs, 400 for another body. */
-export function claimIdempotencyKey(
-  idempotency: IdempotencyRepository,
-  claim: { accountId: string; key: string; requestHash: string; owner: string },
-): StoredResponse | undefined {
-  const outcome = idempotency.claim(claim);
+export async function claimIdempotencyKey(billing: BillingService, claim: IdempotencyInput): Promise<StoredResponse | undefined> {
+  const outcome = await billing.claimIdempotencyKey(claim);
   switch (outcome.kind) {
     case "claimed":
       return undefined;
@@ -73,22 +63,17 @@ export function claimIdempotencyKey(
 }
 
 /** Holds the charge, or refuses with 402 (and the standing that explains why); nothing is charged. */
-export function reserveOrRefuse(
-  billing: BillingRepository,
-  input: { accountId: string; questions: number; inputTokens: number; requestId: string },
-): Reservation {
-  const outcome = billing.reserve(input);
-  if (outcome.ok) return outcome.reservation;
-  if (outcome.reason === "account_not_found") throw new ApiError("invalid_api_key", "invalid or revoked API key");
-  const { standing, chargeMicro } = outcome;
-  const left = Math.max(0, standing.allowance - standing.planUsed);
-  const held = standing.heldMicro > 0 ? `, of which €${formatEuros(standing.heldMicro)} is held by requests in flight` : "";
-  throw new ApiError(
-    "insufficient_funds",
-    `this request needs ${input.questions} questions of plan allowance (${left} left this period) ` +
-      `or €${formatEuros(chargeMicro)} of prepaid balance (€${formatEuros(standing.balanceMicro)}${held}); nothing was charged`,
-    standingHeaders(standing),
-  );
+export async function reserveOrRefuse(
+  billing: BillingService,
+  payer: Payer,
+  input: { questions: number; inputTokens: number; requestId: string },
+): Promise<Reservation> {
+  try {
+    return await billing.reserve(payer, input);
+  } catch (error) {
+    if (error instanceof InsufficientFundsError) throw new ApiError("insufficient_funds", error.message, standingHeaders(error.standing));
+    throw error;
+  }
 }
 
 export function standingHeaders(standing: Standing): Record<string, string> {

@@ -16,6 +16,7 @@ import {
   retryAfterHeader,
   standingHeaders,
 } from "./shared.schema.js";
+import type { BillingService } from "../services/billing.js";
 import {
   billingHeaders,
   claimIdempotencyKey,
@@ -85,8 +86,9 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
   app.openAPIRegistry.registerPath(route);
   // The order is the contract: 401, then 429 (every authenticated attempt counts), then
   // 413/400, then 402; the model runs only for a request whose charge is held.
-  app.post(route.path, authenticate(deps.keys), rateLimit(deps.rateLimits), async (c) => {
-    const { accountId } = c.get("caller");
+  app.post(route.path, authenticate(deps.keys), rateLimit(deps.limits), async (c) => {
+    const caller = c.get("caller");
+    const { accountId } = caller;
     const requestId = c.get("requestId");
     const body = await readJsonBody(c.req.raw);
     const request = parseJudgmentRequest(body.value, deps);
@@ -95,12 +97,11 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
     const questions = Object.values(request.questions);
     // Before the model is asked anything, so a stored answer is replayed even while it is unavailable.
     const claim = idempotencyKey && { accountId, key: idempotencyKey, requestHash: body.digest, owner: requestId };
-    const replay = claim ? claimIdempotencyKey(deps.idempotency, claim) : undefined;
+    const replay = claim ? await claimIdempotencyKey(deps.billing, claim) : undefined;
     if (replay) return c.body(replay.body, 200, { ...JSON_TYPE, ...billingHeaders(replay), "idempotent-replayed": "true" });
     try {
       const prepared = prepareOrExplain(deps.engine, request.state, questions, ids);
-      const reservation = reserveOrRefuse(deps.billing, {
-        accountId,
+      const reservation = await reserveOrRefuse(deps.billing, caller, {
         questions: questions.length,
         inputTokens: prepared.inputTokens,
         requestId,
@@ -112,20 +113,28 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
         if (c.req.raw.signal.aborted) throw new RequestAbortedError("the client closed the request before it was answered");
         text = JSON.stringify(responseBody(deps, request.include_logits === true, questions, ids, result));
       } catch (error) {
-        deps.billing.release(reservation.id);
+        await releaseQuietly(deps.billing, reservation.id);
         throw error;
       }
-      const settled = deps.billing.settle(reservation, claim ? { key: claim.key, body: text } : undefined);
+      const settled = await deps.billing.settle(reservation, claim ? { key: claim.key, body: text } : undefined);
       if (!settled) throw new ApiError("model_timeout", "the request outlived its reservation; nothing was charged");
       return c.body(text, 200, { ...JSON_TYPE, ...billingHeaders(settled) });
     } catch (error) {
-      if (claim) deps.idempotency.abandon(claim);
+      if (claim) await deps.billing.abandonIdempotencyKey(claim).catch(() => undefined);
       throw error;
     }
   });
 }
 
 const JSON_TYPE = { "content-type": "application/json" };
+
+/**
+ * Gives a failed request's hold back. If the database is down too, the first error is what the
+ * client hears; the hold then expires and the sweeper of some instance releases it.
+ */
+async function releaseQuietly(billing: BillingService, reservationId: string): Promise<void> {
+  await billing.release(reservationId).catch(() => undefined);
+}
 
 function responseBody(
   deps: SystemOneDeps,

@@ -1,8 +1,10 @@
-import type { Database } from "./db.js";
+import type { Database } from "./database.js";
 import { StoreError } from "./errors.js";
 import { normalizeName } from "./names.js";
 import { newId } from "./random.js";
 import type { Account, AccountsRepository, PlansRepository } from "./types.js";
+
+const COLUMNS = ["id", "name", "created_at", "plan_id", "balance_micro", "reserved_micro"] as const;
 
 interface AccountRow {
   id: string;
@@ -12,8 +14,6 @@ interface AccountRow {
   balance_micro: number;
   reserved_micro: number;
 }
-
-const COLUMNS = "id, name, created_at, plan_id, balance_micro, reserved_micro";
 
 const toAccount = (row: AccountRow): Account => ({
   id: row.id,
@@ -27,36 +27,33 @@ const toAccount = (row: AccountRow): Account => ({
 /** The plan new accounts get when none is named (created by migration 2). */
 export const DEFAULT_PLAN = "default";
 
-export function createAccountsRepository(db: Database, now: () => number, plans: PlansRepository): AccountsRepository {
-  const insert = db.prepare("INSERT INTO accounts (id, name, created_at, plan_id) VALUES (?, ?, ?, ?)");
-  const selectAll = db.prepare<[], AccountRow>(`SELECT ${COLUMNS} FROM accounts ORDER BY created_at, id`);
-  const selectById = db.prepare<[string], AccountRow>(`SELECT ${COLUMNS} FROM accounts WHERE id = ?`);
-  const updatePlan = db.prepare<[string, string]>("UPDATE accounts SET plan_id = ? WHERE id = ?");
-
-  const planId = (idOrName: string) => {
-    const plan = plans.get(idOrName);
+export function createAccountsRepository(database: Database, now: () => number, plans: PlansRepository): AccountsRepository {
+  const { db } = database;
+  const planId = async (idOrName: string) => {
+    const plan = await plans.get(idOrName);
     if (!plan) throw new StoreError("plan_not_found", `No plan with id or name ${idOrName}`);
     return plan.id;
   };
-  const get = (id: string) => {
-    const row = selectById.get(id);
+  const get = async (id: string) => {
+    const row = await db.selectFrom("accounts").select(COLUMNS).where("id", "=", id).executeTakeFirst();
     return row && toAccount(row);
   };
 
   return {
-    create(input) {
+    async create(input) {
       const name = normalizeName(input.name, "Account name");
       const id = newId("acct");
-      insert.run(id, name, now(), planId(input.plan ?? DEFAULT_PLAN));
-      return get(id)!;
+      const plan = await planId(input.plan ?? DEFAULT_PLAN);
+      await db.insertInto("accounts").values({ id, name, created_at: now(), plan_id: plan }).execute();
+      return (await get(id))!;
     },
-    list: () => selectAll.all().map(toAccount),
+    list: async () =>
+      (await db.selectFrom("accounts").select(COLUMNS).orderBy("created_at").orderBy("id").execute()).map(toAccount),
     get,
-    setPlan(accountId, plan) {
-      if (updatePlan.run(planId(plan), accountId).changes === 0) {
-        throw new StoreError("account_not_found", `No account with id ${accountId}`);
-      }
-      return get(accountId)!;
+    async setPlan(accountId, plan) {
+      const result = await db.updateTable("accounts").set({ plan_id: await planId(plan) }).where("id", "=", accountId).executeTakeFirst();
+      if (result.numUpdatedRows === 0n) throw new StoreError("account_not_found", `No account with id ${accountId}`);
+      return (await get(accountId))!;
     },
   };
 }

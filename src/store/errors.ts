@@ -9,6 +9,7 @@ export type StoreErrorCode =
   | "ambiguous_prefix"
   | "invalid_input"
   | "schema_too_new"
+  /** The database cannot be reached, refused the connection, or did not answer in time. */
   | "database_unavailable";
 
 export class StoreError extends Error {

@@ -1,16 +1,17 @@
-import BetterSqlite3 from "better-sqlite3";
 import { displayPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from "./api-key.js";
-import type { Database } from "./db.js";
+import type { Database } from "./database.js";
 import { StoreError } from "./errors.js";
 import { normalizeName } from "./names.js";
 import { newId } from "./random.js";
-import type { ApiKeyRecord, KeysRepository } from "./types.js";
+import type { ApiKeyRecord, AuthenticatedKey, KeysRepository } from "./types.js";
 
 /**
  * last_used_at is refreshed at most this often per key, so steady traffic on a key costs
  * a read per request and a write per minute instead of a write transaction per request.
  */
 export const LAST_USED_RESOLUTION_MS = 60_000;
+
+const COLUMNS = ["id", "account_id", "name", "prefix", "created_at", "last_used_at", "revoked_at"] as const;
 
 interface KeyRow {
   id: string;
@@ -22,8 +23,6 @@ interface KeyRow {
   revoked_at: number | null;
 }
 
-const KEY_COLUMNS = "id, account_id, name, prefix, created_at, last_used_at, revoked_at";
-
 const toRecord = (row: KeyRow): ApiKeyRecord => ({
   id: row.id,
   accountId: row.account_id,
@@ -34,10 +33,11 @@ const toRecord = (row: KeyRow): ApiKeyRecord => ({
   revokedAt: row.revoked_at,
 });
 
-export function createKeysRepository(db: Database, now: () => number): KeysRepository {
-  const statements = prepareStatements(db);
+export function createKeysRepository(database: Database, now: () => number): KeysRepository {
+  const { db } = database;
+  const listed = db.selectFrom("api_keys").select(COLUMNS).orderBy("created_at").orderBy("id");
 
-  function create(input: { accountId: string; name?: string }) {
+  async function create(input: { accountId: string; name?: string }) {
     const key = generateApiKey();
     const record: ApiKeyRecord = {
       id: newId("key"),
@@ -49,19 +49,29 @@ export function createKeysRepository(db: Database, now: () => number): KeysRepos
       revokedAt: null,
     };
     try {
-      statements.insert.run({ ...toRow(record), hash: hashApiKey(key) });
+      await db
+        .insertInto("api_keys")
+        .values({
+          id: record.id,
+          account_id: record.accountId,
+          name: record.name,
+          prefix: record.prefix,
+          hash: hashApiKey(key),
+          created_at: record.createdAt,
+          last_used_at: null,
+          revoked_at: null,
+        })
+        .execute();
     } catch (error) {
       // The foreign key decides atomically; checking the account first would race with deletes.
-      if (error instanceof BetterSqlite3.SqliteError && error.code === "SQLITE_CONSTRAINT_FOREIGNKEY") {
-        throw new StoreError("account_not_found", `No account with id ${input.accountId}`);
-      }
+      if (database.isForeignKeyViolation(error)) throw new StoreError("account_not_found", `No account with id ${input.accountId}`);
       throw error;
     }
     return { key, record };
   }
 
-  function revoke(idOrPrefix: string): ApiKeyRecord | undefined {
-    const matches = statements.selectByIdOrPrefix.all(idOrPrefix, idOrPrefix);
+  async function revoke(idOrPrefix: string): Promise<ApiKeyRecord | undefined> {
+    const matches = await listed.where((eb) => eb.or([eb("id", "=", idOrPrefix), eb("prefix", "=", idOrPrefix)])).execute();
     if (matches.length > 1) {
       const ids = matches.map((row) => row.id).join(", ");
       throw new StoreError(
@@ -72,72 +82,58 @@ export function createKeysRepository(db: Database, now: () => number): KeysRepos
     const match = matches[0];
     if (!match) return undefined;
     // Revoking twice keeps the original revocation time.
-    statements.revoke.run(now(), match.id);
-    return toRecord(statements.selectById.get(match.id)!);
+    await db.updateTable("api_keys").set({ revoked_at: now() }).where("id", "=", match.id).where("revoked_at", "is", null).execute();
+    return toRecord(await listed.where("id", "=", match.id).executeTakeFirstOrThrow());
   }
 
-  function authenticate(plaintextKey: string) {
+  /** One query: the key, its account and the account's plan, so a request needs no second read. */
+  async function authenticate(plaintextKey: string): Promise<AuthenticatedKey | undefined> {
     if (!isWellFormedApiKey(plaintextKey)) return undefined;
-    const row = statements.selectForAuth.get(hashApiKey(plaintextKey));
+    const row = await db
+      .selectFrom("api_keys as k")
+      .innerJoin("accounts as a", "a.id", "k.account_id")
+      .innerJoin("plans as p", "p.id", "a.plan_id")
+      .select([
+        "k.id",
+        "k.account_id",
+        "k.last_used_at",
+        "k.revoked_at",
+        "a.created_at",
+        "a.plan_id",
+        "p.requests_per_minute",
+        "p.allowance_questions",
+        "p.price_per_million",
+      ])
+      .where("k.hash", "=", hashApiKey(plaintextKey))
+      .executeTakeFirst();
     if (!row || row.revoked_at !== null) return undefined;
     const at = now();
     if (row.last_used_at === null || at - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
-      statements.touch.run(at, row.id);
+      await db.updateTable("api_keys").set({ last_used_at: at }).where("id", "=", row.id).execute();
     }
-    return { keyId: row.id, accountId: row.account_id };
+    return {
+      keyId: row.id,
+      accountId: row.account_id,
+      terms: {
+        createdAt: row.created_at,
+        planId: row.plan_id,
+        requestsPerMinute: row.requests_per_minute,
+        allowanceQuestions: row.allowance_questions,
+        pricePerMillion: row.price_per_million,
+      },
+    };
   }
 
   return {
     create,
-    list(filter = {}) {
-      const rows =
-        filter.accountId === undefined
-          ? statements.selectAll.all()
-          : statements.selectByAccount.all(filter.accountId);
-      return rows.map(toRecord);
-    },
+    list: async (filter = {}) =>
+      (await (filter.accountId === undefined ? listed : listed.where("account_id", "=", filter.accountId)).execute()).map(toRecord),
     revoke,
     authenticate,
-    count: (options = {}) =>
-      (options.includeRevoked ? statements.countAll : statements.countActive).get() as number,
-  };
-}
-
-function toRow(record: ApiKeyRecord): KeyRow {
-  return {
-    id: record.id,
-    account_id: record.accountId,
-    name: record.name,
-    prefix: record.prefix,
-    created_at: record.createdAt,
-    last_used_at: record.lastUsedAt,
-    revoked_at: record.revokedAt,
-  };
-}
-
-function prepareStatements(db: Database) {
-  const ordered = "ORDER BY created_at, id";
-  return {
-    insert: db.prepare<[KeyRow & { hash: string }]>(
-      `INSERT INTO api_keys (${KEY_COLUMNS}, hash) VALUES
-       (@id, @account_id, @name, @prefix, @created_at, @last_used_at, @revoked_at, @hash)`,
-    ),
-    selectAll: db.prepare<[], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys ${ordered}`),
-    selectByAccount: db.prepare<[string], KeyRow>(
-      `SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = ? ${ordered}`,
-    ),
-    selectById: db.prepare<[string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`),
-    selectByIdOrPrefix: db.prepare<[string, string], KeyRow>(
-      `SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ? OR prefix = ? ${ordered}`,
-    ),
-    revoke: db.prepare<[number, string]>(
-      "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
-    ),
-    selectForAuth: db.prepare<[string], Pick<KeyRow, "id" | "account_id" | "last_used_at" | "revoked_at">>(
-      "SELECT id, account_id, last_used_at, revoked_at FROM api_keys WHERE hash = ?",
-    ),
-    touch: db.prepare<[number, string]>("UPDATE api_keys SET last_used_at = ? WHERE id = ?"),
-    countActive: db.prepare("SELECT COUNT(*) FROM api_keys WHERE revoked_at IS NULL").pluck(),
-    countAll: db.prepare("SELECT COUNT(*) FROM api_keys").pluck(),
+    async count(options = {}) {
+      let query = db.selectFrom("api_keys").select((eb) => eb.fn.countAll<number>().as("n"));
+      if (!options.includeRevoked) query = query.where("revoked_at", "is", null);
+      return Number((await query.executeTakeFirstOrThrow()).n);
+    },
   };
 }

@@ -1,20 +1,12 @@
-import BetterSqlite3 from "better-sqlite3";
-import type { Database } from "./db.js";
+import type { Database } from "./database.js";
 import { StoreError } from "./errors.js";
 import { normalizeName } from "./names.js";
 import { newId } from "./random.js";
 import type { Plan, PlanInput, PlansRepository } from "./types.js";
 
-interface PlanRow {
-  id: string;
-  name: string;
-  requests_per_minute: number;
-  allowance_questions: number;
-  price_per_million: number;
-  created_at: number;
-}
+const COLUMNS = ["id", "name", "requests_per_minute", "allowance_questions", "price_per_million", "created_at"] as const;
 
-const COLUMNS = "id, name, requests_per_minute, allowance_questions, price_per_million, created_at";
+type PlanRow = { [K in (typeof COLUMNS)[number]]: K extends "id" | "name" ? string : number };
 
 const toPlan = (row: PlanRow): Plan => ({
   id: row.id,
@@ -32,47 +24,53 @@ export const PLAN_LIMITS = {
   pricePerMillion: 1_000_000_000_000,
 } as const;
 
-export function createPlansRepository(db: Database, now: () => number): PlansRepository {
-  const insert = db.prepare(`INSERT INTO plans (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`);
-  const selectAll = db.prepare<[], PlanRow>(`SELECT ${COLUMNS} FROM plans ORDER BY created_at, name`);
-  const selectOne = db.prepare<[string, string], PlanRow>(`SELECT ${COLUMNS} FROM plans WHERE id = ? OR name = ?`);
-  const updateRow = db.prepare(
-    `UPDATE plans SET name = @name, requests_per_minute = @requests_per_minute,
-       allowance_questions = @allowance_questions, price_per_million = @price_per_million WHERE id = @id`,
-  );
-
-  const get = (idOrName: string) => {
-    const row = selectOne.get(idOrName, idOrName);
+export function createPlansRepository(database: Database, now: () => number): PlansRepository {
+  const { db } = database;
+  const get = async (idOrName: string) => {
+    const row = await db
+      .selectFrom("plans")
+      .select(COLUMNS)
+      .where((eb) => eb.or([eb("id", "=", idOrName), eb("name", "=", idOrName)]))
+      .orderBy("created_at")
+      .executeTakeFirst();
     return row && toPlan(row);
+  };
+  const uniqueName = async (write: () => Promise<unknown>, name: string) => {
+    try {
+      await write();
+    } catch (error) {
+      if (database.isUniqueViolation(error)) throw new StoreError("plan_exists", `A plan named ${name} already exists`);
+      throw error;
+    }
   };
 
   return {
-    create(input) {
+    async create(input) {
       const plan: Plan = { id: newId("plan"), ...validPlanInput(input), createdAt: now() };
-      uniqueName(() =>
-        insert.run(plan.id, plan.name, plan.requestsPerMinute, plan.allowanceQuestions, plan.pricePerMillion, plan.createdAt),
-      plan.name);
+      await uniqueName(() => db.insertInto("plans").values(toRow(plan)).execute(), plan.name);
       return plan;
     },
-    update(idOrName, changes) {
-      const current = get(idOrName);
+    async update(idOrName, changes) {
+      const current = await get(idOrName);
       if (!current) throw new StoreError("plan_not_found", `No plan with id or name ${idOrName}`);
       const next = { ...current, ...validPlanInput({ ...current, ...changes }) };
-      uniqueName(
-        () =>
-          updateRow.run({
-            id: next.id,
-            name: next.name,
-            requests_per_minute: next.requestsPerMinute,
-            allowance_questions: next.allowanceQuestions,
-            price_per_million: next.pricePerMillion,
-          }),
-        next.name,
-      );
+      const { id: _id, created_at: _created, ...set } = toRow(next);
+      await uniqueName(() => db.updateTable("plans").set(set).where("id", "=", next.id).execute(), next.name);
       return next;
     },
-    list: () => selectAll.all().map(toPlan),
+    list: async () => (await db.selectFrom("plans").select(COLUMNS).orderBy("created_at").orderBy("name").execute()).map(toPlan),
     get,
+  };
+}
+
+function toRow(plan: Plan): PlanRow {
+  return {
+    id: plan.id,
+    name: plan.name,
+    requests_per_minute: plan.requestsPerMinute,
+    allowance_questions: plan.allowanceQuestions,
+    price_per_million: plan.pricePerMillion,
+    created_at: plan.createdAt,
   };
 }
 
@@ -90,15 +88,4 @@ function boundedInteger(value: unknown, what: string, min: number, max: number):
     throw new StoreError("invalid_input", `${what} must be a whole number from ${min} to ${max}, got ${String(value)}`);
   }
   return value;
-}
-
-function uniqueName(write: () => unknown, name: string): void {
-  try {
-    write();
-  } catch (error) {
-    if (error instanceof BetterSqlite3.SqliteError && error.code === "SQLITE_CONSTRAINT_UNIQUE") {
-      throw new StoreError("plan_exists", `A plan named ${name} already exists`);
-    }
-    throw error;
-  }
 }

@@ -26,11 +26,11 @@ export interface Plan {
 export type PlanInput = Pick<Plan, "name" | "requestsPerMinute" | "allowanceQuestions" | "pricePerMillion">;
 
 export interface PlansRepository {
-  create(input: PlanInput): Plan;
-  /** By id or name; changes apply to the next request (allowances are read at reservation). */
-  update(idOrName: string, changes: Partial<PlanInput>): Plan;
-  list(): Plan[];
-  get(idOrName: string): Plan | undefined;
+  create(input: PlanInput): Promise<Plan>;
+  /** By id or name; changes apply to the next request (terms are read at every request). */
+  update(idOrName: string, changes: Partial<PlanInput>): Promise<Plan>;
+  list(): Promise<Plan[]>;
+  get(idOrName: string): Promise<Plan | undefined>;
 }
 
 export interface ApiKeyRecord {
@@ -44,40 +44,56 @@ export interface ApiKeyRecord {
   revokedAt: number | null;
 }
 
+/** What a request needs to know of its account: read with the key, in the same query. */
+export interface AccountTerms {
+  /** Also the anchor of the account's allowance periods and of its rate-limit windows. */
+  createdAt: number;
+  planId: string;
+  requestsPerMinute: number;
+  allowanceQuestions: number;
+  pricePerMillion: number;
+}
+
 export interface AuthenticatedKey {
   keyId: string;
   accountId: string;
+  terms: AccountTerms;
 }
 
 export interface AccountsRepository {
   /** On the plan named (by id or name), or on the "default" plan. */
-  create(input: { name: string; plan?: string }): Account;
-  list(): Account[];
-  get(id: string): Account | undefined;
-  setPlan(accountId: string, plan: string): Account;
+  create(input: { name: string; plan?: string }): Promise<Account>;
+  list(): Promise<Account[]>;
+  get(id: string): Promise<Account | undefined>;
+  setPlan(accountId: string, plan: string): Promise<Account>;
 }
 
 export interface KeysRepository {
   /** The plaintext `key` is returned here once and exists nowhere else afterwards. */
-  create(input: { accountId: string; name?: string }): { key: string; record: ApiKeyRecord };
-  list(filter?: { accountId?: string }): ApiKeyRecord[];
+  create(input: { accountId: string; name?: string }): Promise<{ key: string; record: ApiKeyRecord }>;
+  list(filter?: { accountId?: string }): Promise<ApiKeyRecord[]>;
   /** By key id or by displayed prefix; returns the revoked record, undefined if none matched. */
-  revoke(idOrPrefix: string): ApiKeyRecord | undefined;
+  revoke(idOrPrefix: string): Promise<ApiKeyRecord | undefined>;
   /** Undefined for unknown, malformed or revoked keys; revocation takes effect on the very next call (no cache). */
-  authenticate(plaintextKey: string): AuthenticatedKey | undefined;
+  authenticate(plaintextKey: string): Promise<AuthenticatedKey | undefined>;
   /** Number of active (not revoked) keys; pass `includeRevoked` to count every key. */
-  count(options?: { includeRevoked?: boolean }): number;
+  count(options?: { includeRevoked?: boolean }): Promise<number>;
 }
 
 export interface Store {
+  /** Which engine holds the data, and where (a file path, or a URL without its password). */
+  readonly dialect: "sqlite" | "postgres";
+  readonly location: string;
   accounts: AccountsRepository;
   keys: KeysRepository;
   plans: PlansRepository;
   billing: BillingRepository;
   ledger: LedgerRepository;
-  rateLimits: RateLimitsRepository;
+  rateWindows: RateWindowsRepository;
   idempotency: IdempotencyRepository;
-  close(): void;
+  /** Resolves when the database answers; rejects with StoreError database_unavailable. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
 }
 
 export type BilledTo = "plan" | "balance";
@@ -104,10 +120,25 @@ export interface Reservation {
   expiresAt: number;
 }
 
+/**
+ * A hold to take. The caller computes the amounts (billing policy lives in services/billing):
+ * the store only applies them, each debit one conditional statement.
+ */
+export interface HoldRequest {
+  accountId: string;
+  /** The allowance period the questions count against. */
+  periodStart: number;
+  questions: number;
+  inputTokens: number;
+  /** What the balance pays if the allowance cannot: the caller's price for these tokens. */
+  amountMicro: number;
+  requestId: string;
+}
+
 export type ReserveOutcome =
   | { ok: true; reservation: Reservation; standing: Standing }
   | { ok: false; reason: "account_not_found" }
-  | { ok: false; reason: "insufficient_funds"; standing: Standing; chargeMicro: number };
+  | { ok: false; reason: "insufficient_funds"; standing: Standing };
 
 /** The response a settled request sends, kept under its Idempotency-Key for replays. */
 export interface StoredResponse {
@@ -117,18 +148,18 @@ export interface StoredResponse {
 }
 
 export interface BillingRepository {
-  /** Holds the request's charge: on the plan if Q questions remain, else on the balance if it covers T × price. */
-  reserve(input: { accountId: string; questions: number; inputTokens: number; requestId: string }): ReserveOutcome;
+  /** Holds the request's charge: on the plan if Q questions remain, else on the balance if it covers the amount. */
+  reserve(input: HoldRequest): Promise<ReserveOutcome>;
   /**
    * Turns the hold into a ledger entry (and completes the idempotency key, in the same
    * transaction). Undefined when the reservation had already expired and been released.
    */
-  settle(reservation: Reservation, idempotency?: { key: string; body: string }): { billedTo: BilledTo; standing: Standing } | undefined;
+  settle(reservation: Reservation, idempotency?: { key: string; body: string }): Promise<{ billedTo: BilledTo; standing: Standing } | undefined>;
   /** Gives the hold back; false when it was already settled or released. */
-  release(reservationId: string): boolean;
+  release(reservationId: string): Promise<boolean>;
   /** Releases expired holds and forgets expired idempotency keys and rate windows. */
-  sweep(): { reservations: number; idempotencyKeys: number; rateWindows: number };
-  standing(accountId: string): Standing | undefined;
+  sweep(): Promise<{ reservations: number; idempotencyKeys: number; rateWindows: number }>;
+  standing(accountId: string, periodStart: number): Promise<Standing | undefined>;
 }
 
 export interface LedgerEntry {
@@ -162,23 +193,17 @@ export interface LedgerCheck {
 }
 
 export interface LedgerRepository {
-  topUp(accountId: string, amountMicro: number, note?: string): { entry: LedgerEntry; balanceMicro: number };
-  entries(accountId: string, options?: { limit?: number }): LedgerEntry[];
-  usage(accountId: string): Usage | undefined;
-  check(): LedgerCheck;
+  topUp(accountId: string, amountMicro: number, note?: string): Promise<{ entry: LedgerEntry; balanceMicro: number }>;
+  entries(accountId: string, options?: { limit?: number }): Promise<LedgerEntry[]>;
+  /** The account's balance and its usage of `period` (which the caller computes). */
+  usage(accountId: string, period: { start: number; end: number }): Promise<Usage | undefined>;
+  check(): Promise<LedgerCheck>;
 }
 
-export interface RateLimitDecision {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** Whole seconds until the window resets (at least 1). */
-  resetSeconds: number;
-}
-
-export interface RateLimitsRepository {
-  /** Counts one attempt in the account's current minute; undefined for an unknown account. */
-  hit(accountId: string): RateLimitDecision | undefined;
+/** Fixed-window counters in the database, for the rate limiter when there is no Redis. */
+export interface RateWindowsRepository {
+  /** Counts one more in `key`'s window, unless it already reached `limit`: the new count, or undefined. */
+  increment(input: { key: string; windowStart: number; limit: number }): Promise<number | undefined>;
 }
 
 export type IdempotencyClaim =
@@ -188,9 +213,9 @@ export type IdempotencyClaim =
   | { kind: "mismatch" };
 
 export interface IdempotencyRepository {
-  claim(input: { accountId: string; key: string; requestHash: string; owner: string }): IdempotencyClaim;
+  claim(input: { accountId: string; key: string; requestHash: string; owner: string }): Promise<IdempotencyClaim>;
   /** Forgets a claim whose request failed, so a retry runs again (failures charge nothing). */
-  abandon(input: { accountId: string; key: string; owner: string }): void;
+  abandon(input: { accountId: string; key: string; owner: string }): Promise<void>;
 }
 
 /** Longest accepted account or key name; names are labels, not documents. */

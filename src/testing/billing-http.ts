@@ -1,32 +1,27 @@
-import { join } from "node:path";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import type { JudgmentEngine } from "../engine/types.js";
-import { fakeClock, useTempDir } from "../store/test-helpers.js";
-import type { Store } from "../store/types.js";
-import { dumpTables } from "./billing-store.js";
+import { fakeClock } from "../store/test-helpers.js";
+import type { Services } from "../services/build.js";
+import type { StoreEngine, TestDatabase } from "./databases.js";
 import type { CapturedResponse } from "./http-client.js";
-import { readyTinyEngine, startTestServer, type TestServer, type TestServerOptions } from "./server.js";
+import { addTestAccount, readyTinyEngine, startTestServer, type TestServer, type TestServerOptions } from "./server.js";
 import { createStallingEngine, type StallingEngine } from "./stalling-engine.js";
 
 /** Route-level billing tests: servers on database files, their money state, and their headers. */
 
 export interface BillingServer extends TestServer {
-  dbPath: string;
   clock: ReturnType<typeof fakeClock>;
   /** Moves the store's clock to `ms` (rate windows, periods, reservation and key expiry). */
   setTime(ms: number): void;
 }
 
-export type BillingServerOptions = Omit<TestServerOptions, "dbPath" | "now"> & { start?: number };
+export type BillingServerOptions = Omit<TestServerOptions, "now"> & { start?: number };
 
-let servers = 0;
-
-/** A test server on its own database file in `dir`, its store on a fake clock starting at `start`. */
-export async function startBillingServer(dir: string, options: BillingServerOptions = {}): Promise<BillingServer> {
+/** A test server on a database of its own, its services on a fake clock starting at `start`. */
+export async function startBillingServer(options: BillingServerOptions = {}): Promise<BillingServer> {
   const clock = fakeClock(options.start ?? Date.UTC(2026, 4, 4, 12, 0, 0, 0));
-  const dbPath = join(dir, `server-${servers++}.db`);
-  const server = await startTestServer({ ...options, dbPath, now: clock.now });
-  return { ...server, dbPath, clock, setTime: (ms) => clock.advance(ms - clock.now()) };
+  const server = await startTestServer({ ...options, now: clock.now });
+  return { ...server, clock, setTime: (ms) => clock.advance(ms - clock.now()) };
 }
 
 /** What `useBillingServers` gives a test file; read `inner` and `engine` inside tests, once loaded. */
@@ -37,9 +32,7 @@ export interface BillingServers<E extends JudgmentEngine> {
   readonly engine: E;
   /** The tiny engine, loaded on the first call (with `lazy`, the only thing that loads it). */
   tiny(): Promise<JudgmentEngine>;
-  /** The file's temporary directory, removed after all its tests. */
-  dir(): string;
-  /** A billing server in `dir()` on `engine` (with `lazy`, on the engine the options name), closed after the test. */
+  /** A billing server on a fresh database of the file's store engine, on `engine` (with `lazy`, on the engine the options name), closed after the test. */
   server(options?: BillingServerOptions): Promise<BillingServer>;
 }
 
@@ -49,10 +42,9 @@ export interface BillingServers<E extends JudgmentEngine> {
  * all opened after each test; `lazy` loads it only when a test calls `tiny()`, and its servers
  * get no default engine), and servers closed after each test.
  */
-export function useBillingServers(options: { stalling: true }): BillingServers<StallingEngine>;
-export function useBillingServers(options?: { stalling?: false; lazy?: boolean }): BillingServers<JudgmentEngine>;
-export function useBillingServers(options: { stalling?: boolean; lazy?: boolean } = {}): BillingServers<JudgmentEngine> {
-  const temp = useTempDir();
+export function useBillingServers(options: { stalling: true; store?: StoreEngine }): BillingServers<StallingEngine>;
+export function useBillingServers(options?: { stalling?: false; lazy?: boolean; store?: StoreEngine }): BillingServers<JudgmentEngine>;
+export function useBillingServers(options: { stalling?: boolean; lazy?: boolean; store?: StoreEngine } = {}): BillingServers<JudgmentEngine> {
   const started: BillingServer[] = [];
   let loading: Promise<JudgmentEngine> | undefined;
   let inner: JudgmentEngine | undefined;
@@ -76,7 +68,6 @@ export function useBillingServers(options: { stalling?: boolean; lazy?: boolean 
   afterAll(async () => {
     // A failed load was reported where it was awaited.
     await (await loading?.catch(() => undefined))?.close();
-    temp.cleanup();
   });
 
   return {
@@ -87,9 +78,9 @@ export function useBillingServers(options: { stalling?: boolean; lazy?: boolean 
       return loaded(engine);
     },
     tiny,
-    dir: () => temp.dir(),
     async server(serverOptions = {}) {
-      const server = await startBillingServer(temp.dir(), options.lazy ? serverOptions : { engine: loaded(engine), ...serverOptions });
+      const base = { store: options.store, ...serverOptions };
+      const server = await startBillingServer(options.lazy ? base : { engine: loaded(engine), ...base });
       started.push(server);
       return server;
     },
@@ -97,12 +88,10 @@ export function useBillingServers(options: { stalling?: boolean; lazy?: boolean 
 }
 
 /** Another account (and key) on the server's store, on the plan given or the server account's plan. */
-export function addAccount(server: TestServer, options: { planId?: string; balanceMicro?: number } = {}) {
-  const planId = options.planId ?? server.store.accounts.get(server.accountId)!.planId;
-  const account = server.store.accounts.create({ name: "another account", plan: planId });
-  if (options.balanceMicro) server.store.ledger.topUp(account.id, options.balanceMicro);
-  const { key } = server.store.keys.create({ accountId: account.id });
-  return { url: server.url, key, accountId: account.id };
+export async function addAccount(server: TestServer, options: { planId?: string; balanceMicro?: number } = {}) {
+  const planId = options.planId ?? (await server.store.accounts.get(server.accountId))!.planId;
+  const { accountId, key } = await addTestAccount(server.services, { planId, balanceMicro: options.balanceMicro });
+  return { url: server.url, key, accountId };
 }
 
 /**
@@ -111,8 +100,8 @@ export function addAccount(server: TestServer, options: { planId?: string; balan
  * counts) and the keys' last-used times are left out, and so are a period's empty usage rows
  * (a reservation creates its period's row; used 0 and reserved 0 read the same as no row).
  */
-export function moneyTables(path: string): Record<string, string[]> {
-  const { rate_windows: _windows, api_keys: _keys, ...rest } = dumpTables(path);
+export async function moneyTables(database: TestDatabase): Promise<Record<string, string[]>> {
+  const { rate_windows: _windows, api_keys: _keys, ...rest } = await database.dump();
   const empty = (row: string) => {
     const usage = JSON.parse(row) as { used: number; reserved: number };
     return usage.used === 0 && usage.reserved === 0;
@@ -120,15 +109,15 @@ export function moneyTables(path: string): Record<string, string[]> {
   return { ...rest, plan_usage: rest.plan_usage.filter((row) => !empty(row)) };
 }
 
-/** The account's money as the store reports it, with its whole ledger (oldest first). */
-export function billingState(store: Store, accountId: string) {
-  const usage = store.ledger.usage(accountId)!;
+/** The account's money as the server's services report it (this period's usage, by its clock), with its whole ledger (oldest first). */
+export async function billingState(server: { services: Services }, accountId: string) {
+  const { usage } = (await server.services.accounts.summary(accountId))!;
   return {
     balanceMicro: usage.balanceMicro,
     reservedMicro: usage.reservedMicro,
     used: usage.used,
     reserved: usage.reserved,
-    entries: store.ledger.entries(accountId, { limit: 500 }).reverse(),
+    entries: (await server.services.accounts.entries(accountId, { limit: 500 })).reverse(),
   };
 }
 
@@ -161,9 +150,9 @@ export function judgmentBody(questions: number, state = "I was charged twice for
 }
 
 /** Polls `condition` every 5 ms; throws with `what` after `timeoutMs`. */
-export async function waitFor(condition: () => boolean, what: () => string, timeoutMs = 5_000): Promise<void> {
+export async function waitFor(condition: () => boolean | Promise<boolean>, what: () => string, timeoutMs = 5_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (performance.now() > deadline) throw new Error(`timed out waiting: ${what()}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }

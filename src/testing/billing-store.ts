@@ -1,80 +1,93 @@
-import { join } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
+import { periodContaining } from "../billing/periods.js";
+import { chargeFor } from "../billing/money.js";
+import { createBillingService, type BillingService, type Payer } from "../services/billing.js";
 import { fakeClock } from "../store/test-helpers.js";
-import { createStore } from "../store/store.js";
 import type { PlanInput, Store } from "../store/types.js";
+import { newTestDatabase, type StoreEngine, type TestDatabase } from "./databases.js";
 
 /**
- * Store-level billing tests: a real file-backed store on a fake clock, one plan and one account,
- * plus raw access to the same file to dump or tamper with every table.
+ * Store-level billing tests: a real store (SQLite file or PostgreSQL schema) on a fake clock,
+ * one plan and one account, the billing service over it, and raw access to the same database
+ * to dump or tamper with every table.
  */
 export interface BillingFixture {
   store: Store;
+  billing: BillingService;
+  /** The account's payer, as authentication would give it (its terms read now). */
+  payer(): Promise<Payer>;
   clock: ReturnType<typeof fakeClock>;
-  path: string;
+  database: TestDatabase;
   planId: string;
   accountId: string;
+  /** Closes the store and drops the database. */
+  close(): Promise<void>;
 }
 
 /** 2026-01-31T10:00:00.000Z: a month end, so the next period start is clamped to 28 February. */
 export const JAN_31 = Date.UTC(2026, 0, 31, 10, 0, 0, 0);
 
-export function openBillingStore(
-  dir: string,
-  options: { plan?: Partial<PlanInput>; balanceMicro?: number; start?: number; reservationTtlMs?: number; file?: string } = {},
-): BillingFixture {
+export async function openBillingStore(
+  engine: StoreEngine,
+  options: { plan?: Partial<PlanInput>; balanceMicro?: number; start?: number; reservationTtlMs?: number } = {},
+): Promise<BillingFixture> {
   const clock = fakeClock(options.start ?? JAN_31);
-  const path = join(dir, options.file ?? "billing.db");
-  const store = createStore({ path, now: clock.now, reservationTtlMs: options.reservationTtlMs ?? 60_000 });
-  const plan = store.plans.create({
+  const database = newTestDatabase(engine);
+  const store = await database.store({ now: clock.now, reservationTtlMs: options.reservationTtlMs ?? 60_000 });
+  const plan = await store.plans.create({
     name: `plan ${Math.random().toString(36).slice(2)}`,
     requestsPerMinute: 1000,
     allowanceQuestions: 0,
     pricePerMillion: 1_000_000,
     ...options.plan,
   });
-  const account = store.accounts.create({ name: "billing test", plan: plan.id });
-  if (options.balanceMicro) store.ledger.topUp(account.id, options.balanceMicro, "test balance");
-  return { store, clock, path, planId: plan.id, accountId: account.id };
+  const account = await store.accounts.create({ name: "billing test", plan: plan.id });
+  if (options.balanceMicro) await store.ledger.topUp(account.id, options.balanceMicro, "test balance");
+  return {
+    store,
+    billing: createBillingService(store, clock.now),
+    payer: () => payerOf(store, account.id),
+    clock,
+    database,
+    planId: plan.id,
+    accountId: account.id,
+    close: () => database.drop(),
+  };
 }
 
-/** A second connection to the same file, for what the store never does (tampering, raw dumps). */
-export function rawDb(path: string): BetterSqlite3.Database {
-  const db = new BetterSqlite3(path);
-  db.pragma("busy_timeout = 5000");
-  return db;
-}
-
-/** Every row of every table (sorted, so only contents count): compare before/after to prove nothing changed. */
-export function dumpTables(path: string): Record<string, string[]> {
-  const db = rawDb(path);
-  try {
-    const tables = db
-      .prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-      .pluck()
-      .all();
-    const dump: Record<string, string[]> = {};
-    for (const table of tables) {
-      dump[table] = db
-        .prepare(`SELECT * FROM "${table}"`)
-        .all()
-        .map((row) => JSON.stringify(row))
-        .sort();
-    }
-    return dump;
-  } finally {
-    db.close();
-  }
+/** The account's payer with its current terms, as KeysRepository.authenticate reads them. */
+export async function payerOf(store: Store, accountId: string): Promise<Payer> {
+  const account = (await store.accounts.get(accountId))!;
+  const plan = (await store.plans.get(account.planId))!;
+  return {
+    accountId,
+    terms: {
+      createdAt: account.createdAt,
+      planId: plan.id,
+      requestsPerMinute: plan.requestsPerMinute,
+      allowanceQuestions: plan.allowanceQuestions,
+      pricePerMillion: plan.pricePerMillion,
+    },
+  };
 }
 
 /** Reservations rows as the database has them. */
-export function reservationRows(path: string): Record<string, unknown>[] {
-  const db = rawDb(path);
+export async function reservationRows(database: TestDatabase): Promise<Record<string, unknown>[]> {
+  const raw = await database.raw();
   try {
-    return db.prepare("SELECT * FROM reservations ORDER BY created_at, id").all() as Record<string, unknown>[];
+    return (await raw.db.selectFrom("reservations").selectAll().orderBy("created_at").orderBy("id").execute()) as Record<string, unknown>[];
   } finally {
-    db.close();
+    await raw.close();
   }
+}
+
+/** A store-level hold request for the account's current period at the plan's price, as the billing service makes it. */
+export function holdFor(payer: Payer, at: number, input: { questions: number; inputTokens: number; requestId: string }) {
+  return {
+    accountId: payer.accountId,
+    periodStart: periodContaining(payer.terms.createdAt, at).start,
+    amountMicro: chargeFor(input.inputTokens, payer.terms.pricePerMillion),
+    ...input,
+  };
 }
 
 /** The ceiling of tokens × price / 1e6, computed here without the code under test. */

@@ -1,11 +1,15 @@
 /**
- * A separate OS process on the billing store of a shared SQLite file, for the multi-process
- * proof (src/store/billing.processes.test.ts). Run as `node --import tsx billing-worker.ts <db path>`.
+ * A separate OS process with the services of a shared database (a SQLite file, or a PostgreSQL
+ * schema), for the multi-process proof (src/store/billing.processes.test.ts). Run as
+ * `node --import tsx billing-worker.ts <db location> [<schema>]`.
  * It prints "ready", then reads one JSON task per line on stdin and answers each with one JSON
  * line on stdout ({ error } if the task threw). Started and driven by worker-pool.ts.
  */
 import { createInterface } from "node:readline";
-import { createStore } from "../store/store.js";
+import { parseConfig } from "../config.js";
+import { buildServices } from "../services/build.js";
+import { InsufficientFundsError } from "../services/errors.js";
+import { payerOf } from "./billing-store.js";
 
 export type WorkerTask =
   /**
@@ -44,21 +48,22 @@ export interface HitResult {
 /** A bound on the spend loop, far above any test's expected count, so a bug cannot spin forever. */
 const MAX_ITERATIONS = 20_000;
 
-const path = process.argv[2];
-if (!path) throw new Error("usage: billing-worker.ts <database path>");
+const [location, schema] = process.argv.slice(2);
+if (!location) throw new Error("usage: billing-worker.ts <database location> [<schema>]");
 let fixedNow: number | undefined;
-const store = createStore({ path, now: () => fixedNow ?? Date.now() });
+const services = await buildServices(parseConfig({ JUDGE_DB: location, JUDGE_DB_SCHEMA: schema }), { now: () => fixedNow ?? Date.now() });
+const { store } = services;
 
-function run(task: WorkerTask): unknown {
+async function run(task: WorkerTask): Promise<unknown> {
   switch (task.kind) {
     case "spend":
       return spend(task);
     case "hit": {
       fixedNow = task.now;
       const result: HitResult = { allowed: 0, denied: 0, remaining: [] };
+      const payer = await payerOf(store, task.accountId);
       for (let i = 0; i < task.attempts; i++) {
-        const decision = store.rateLimits.hit(task.accountId);
-        if (!decision) throw new Error(`no rate-limit decision for ${task.accountId}`);
+        const decision = await services.limits.perMinute(payer);
         if (decision.allowed) {
           result.allowed++;
           result.remaining.push(decision.remaining);
@@ -68,36 +73,39 @@ function run(task: WorkerTask): unknown {
       return result;
     }
     case "hold": {
-      const outcome = store.billing.reserve({ ...task, requestId: `req_hold_${process.pid}` });
+      const outcome = await services.billing.reserve(await payerOf(store, task.accountId), { ...task, requestId: `req_hold_${process.pid}` });
       setInterval(() => undefined, 60_000); // stay alive, holding, until killed
       return outcome;
     }
   }
 }
 
-function spend(task: Extract<WorkerTask, { kind: "spend" }>): SpendResult {
+async function spend(task: Extract<WorkerTask, { kind: "spend" }>): Promise<SpendResult> {
   const result: SpendResult = { settled: { plan: 0, balance: 0 }, released: 0, lowestBalance: Number.POSITIVE_INFINITY, refusal: undefined };
   let holds = 0;
   // Sleep until the agreed instant, so the processes start racing together.
   const sleep = (ms: number) => ms > 0 && Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
   sleep((task.startAt ?? 0) - Date.now());
+  const payer = await payerOf(store, task.accountId);
   for (let i = 0; i < MAX_ITERATIONS; i++) {
-    const { accountId, questions, inputTokens } = task;
-    const outcome = store.billing.reserve({ accountId, questions, inputTokens, requestId: `req_${process.pid}_${i}` });
-    if (!outcome.ok) {
-      result.refusal = outcome;
+    const { questions, inputTokens } = task;
+    let reservation;
+    try {
+      reservation = await services.billing.reserve(payer, { questions, inputTokens, requestId: `req_${process.pid}_${i}` });
+    } catch (error) {
+      if (!(error instanceof InsufficientFundsError)) throw error;
+      result.refusal = { ok: false, reason: "insufficient_funds", standing: error.standing };
       return result;
     }
-    result.lowestBalance = Math.min(result.lowestBalance, outcome.standing.balanceMicro);
     // Outside any transaction, as the model runs: the other processes take their holds meanwhile.
     sleep(task.holdMs ?? 0);
     holds++;
     if (task.releaseEvery && holds % task.releaseEvery === 0) {
-      if (!store.billing.release(outcome.reservation.id)) throw new Error(`release of our own hold failed at ${i}`);
+      if (!(await services.billing.release(reservation.id))) throw new Error(`release of our own hold failed at ${i}`);
       result.released++;
       continue;
     }
-    const settled = store.billing.settle(outcome.reservation);
+    const settled = await services.billing.settle(reservation);
     if (!settled) throw new Error(`settle of our own hold failed at ${i}`);
     result.settled[settled.billedTo]++;
     result.lowestBalance = Math.min(result.lowestBalance, settled.standing.balanceMicro);
@@ -106,17 +114,16 @@ function spend(task: Extract<WorkerTask, { kind: "spend" }>): SpendResult {
 }
 
 const lines = createInterface({ input: process.stdin });
-lines.on("line", (line) => {
+lines.on("line", async (line) => {
   let reply: unknown;
   try {
-    reply = run(JSON.parse(line) as WorkerTask);
+    reply = await run(JSON.parse(line) as WorkerTask);
   } catch (error) {
     reply = { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
   }
   process.stdout.write(JSON.stringify(reply) + "\n");
 });
 lines.on("close", () => {
-  store.close();
-  process.exit(0);
+  void services.close().then(() => process.exit(0));
 });
 process.stdout.write("ready\n");

@@ -1,5 +1,5 @@
 /**
- * The real app (buildApp, the real store) in its own OS process, on a database file, with an
+ * The real app (buildServices, buildApp) in its own OS process, on a shared database, with an
  * engine that never answers: a request reserves its charge and then waits forever, so the test
  * can SIGKILL this process between reserve and settle. Run as
  * `node --import tsx server-process.ts '<json options>'`; prints one JSON line
@@ -10,33 +10,39 @@
  */
 import { serve } from "@hono/node-server";
 import { buildApp } from "../app.js";
+import { parseConfig } from "../config.js";
 import { NEUTRAL_TEMPERATURES } from "../judgment/answers.js";
 import { createLogger } from "../logger.js";
-import { createStore } from "../store/store.js";
+import { buildServices } from "../services/build.js";
 import type { PlanInput } from "../store/types.js";
 import { hangingEngine } from "./hanging-engine.js";
 
 interface ServerProcessOptions {
-  dbPath: string;
+  location: string;
+  schema?: string;
   inputTokens: number;
   plan: PlanInput;
   balanceMicro?: number;
-  reservationTtlMs?: number;
+  /** The hold's life past the request timeout (of 1 s here). */
+  reservationGraceMs?: number;
 }
 
 const options = JSON.parse(process.argv[2] ?? "{}") as ServerProcessOptions;
-const store = createStore({ path: options.dbPath, reservationTtlMs: options.reservationTtlMs });
-const plan = store.plans.create(options.plan);
-const account = store.accounts.create({ name: "killed server's account", plan: plan.id });
-if (options.balanceMicro) store.ledger.topUp(account.id, options.balanceMicro, "test balance");
-const { key } = store.keys.create({ accountId: account.id });
+const config = parseConfig({
+  JUDGE_DB: options.location,
+  JUDGE_DB_SCHEMA: options.schema,
+  JUDGE_REQUEST_TIMEOUT_MS: "60000",
+  JUDGE_RESERVATION_GRACE_MS: String(options.reservationGraceMs ?? 60_000),
+});
+const services = await buildServices(config);
+const plan = await services.plans.create(options.plan);
+const { account } = await services.accounts.create({ name: "killed server's account", plan: plan.id });
+if (options.balanceMicro) await services.accounts.topUp(account.id, options.balanceMicro, "test balance");
+const { key } = await services.keys.create({ accountId: account.id });
 const app = buildApp({
+  services,
   engine: hangingEngine({ inputTokens: options.inputTokens }),
-  keys: store.keys,
-  rateLimits: store.rateLimits,
-  billing: store.billing,
-  idempotency: store.idempotency,
-  requestTimeoutMs: 60_000,
+  requestTimeoutMs: config.requestTimeoutMs,
   log: createLogger("silent"),
   maxQuestions: 64,
   temperatures: NEUTRAL_TEMPERATURES,

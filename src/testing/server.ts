@@ -1,11 +1,13 @@
 import { serve, type ServerType } from "@hono/node-server";
 import { buildApp } from "../app.js";
+import { parseConfig } from "../config.js";
 import { createLlamaEngine } from "../engine/llama-engine.js";
 import type { JudgmentEngine } from "../engine/types.js";
 import { NEUTRAL_TEMPERATURES } from "../judgment/answers.js";
 import { createLogger } from "../logger.js";
-import { createStore, type Store } from "../store/store.js";
-import type { PlanInput } from "../store/types.js";
+import { buildServices, type Services } from "../services/build.js";
+import type { PlanInput, Store } from "../store/types.js";
+import { newTestDatabase, REDIS_TEST_URL, type StoreEngine, type TestDatabase } from "./databases.js";
 import { tinyFixturePath } from "./fixture.js";
 
 export interface TestServer {
@@ -13,7 +15,10 @@ export interface TestServer {
   /** A valid key of `accountId`. */
   key: string;
   accountId: string;
+  services: Services;
   store: Store;
+  /** The database the server runs on, for dumps and tampering. */
+  database: TestDatabase;
   engine: JudgmentEngine;
   /** Every log line the server wrote, to check nothing secret leaks. */
   logLines: string[];
@@ -24,16 +29,21 @@ export interface TestServerOptions {
   /** Fault injection only (failing, stalled, loading); the real engine on the tiny model otherwise. */
   engine?: JudgmentEngine;
   maxQuestions?: number;
-  /** An injectable clock for the store: rate windows, periods and reservation expiry. */
+  /** An injectable clock for the services: rate windows, periods and reservation expiry. */
   now?: () => number;
   /** The test account's plan; by default one too generous to get in the way. */
   plan?: Partial<PlanInput>;
   /** Prepaid balance of the test account, in micro-euros. */
   balanceMicro?: number;
   requestTimeoutMs?: number;
-  reservationTtlMs?: number;
-  /** A file path to share the database with other processes; in memory by default. */
-  dbPath?: string;
+  /** How long a hold outlives the request timeout (JUDGE_RESERVATION_GRACE_MS). */
+  reservationGraceMs?: number;
+  /** Which database engine, on a fresh database dropped on close: SQLite unless given. */
+  store?: StoreEngine;
+  /** An existing database to share with other servers or processes (not dropped on close). */
+  database?: TestDatabase;
+  /** Rate limits in the real Redis, under this key prefix; in the database otherwise. */
+  redisPrefix?: string;
   /** The admin API and console are on with this token (TEST_ADMIN_TOKEN by default); null turns them off. */
   adminToken?: string | null;
 }
@@ -48,26 +58,46 @@ export const UNLIMITED_PLAN: PlanInput = {
   pricePerMillion: 50_000,
 };
 
+/** The configuration a test server runs with: the real parser, on the test's database. */
+export function testConfig(database: TestDatabase, options: TestServerOptions = {}) {
+  return parseConfig({
+    JUDGE_DB: database.location,
+    JUDGE_DB_SCHEMA: database.schema,
+    JUDGE_REDIS_URL: options.redisPrefix === undefined ? undefined : REDIS_TEST_URL,
+    JUDGE_REDIS_PREFIX: options.redisPrefix,
+    JUDGE_REQUEST_TIMEOUT_MS: String(options.requestTimeoutMs ?? 30_000),
+    JUDGE_RESERVATION_GRACE_MS: options.reservationGraceMs === undefined ? undefined : String(options.reservationGraceMs),
+    JUDGE_LOG_LEVEL: "debug",
+  });
+}
+
+/** An account on `plan` (merged over the unlimited plan) with a balance and a key. */
+export async function addTestAccount(services: Services, options: { plan?: Partial<PlanInput>; planId?: string; balanceMicro?: number } = {}) {
+  const planId =
+    options.planId ?? (await services.plans.create({ ...UNLIMITED_PLAN, name: `test plan ${Math.random().toString(36).slice(2)}`, ...options.plan })).id;
+  const { account } = await services.accounts.create({ name: "test account", plan: planId });
+  if (options.balanceMicro) await services.accounts.topUp(account.id, options.balanceMicro, "test balance");
+  const { key } = await services.keys.create({ accountId: account.id, name: "test key" });
+  return { accountId: account.id, key, planId };
+}
+
 /**
- * The real app on a free port: real SQLite store (in memory unless `dbPath`), and by default the
- * real engine on the tiny fixture model.
+ * The real app on a free port, wired by buildServices from a parsed configuration exactly as
+ * main.ts does: a real database (SQLite unless `store` or `database` says PostgreSQL), and by
+ * default the real engine on the tiny fixture model.
  */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const store = createStore({ path: options.dbPath ?? ":memory:", now: options.now, reservationTtlMs: options.reservationTtlMs });
-  const plan = store.plans.create({ ...UNLIMITED_PLAN, ...options.plan });
-  const account = store.accounts.create({ name: "test account", plan: plan.id });
-  if (options.balanceMicro) store.ledger.topUp(account.id, options.balanceMicro, "test balance");
-  const { key } = store.keys.create({ accountId: account.id, name: "test key" });
+  const database = options.database ?? newTestDatabase(options.store ?? "sqlite");
+  const config = testConfig(database, options);
+  const services = await buildServices(config, { now: options.now });
+  const { accountId, key } = await addTestAccount(services, options);
   const engine = options.engine ?? (await readyTinyEngine());
   const logLines: string[] = [];
   const app = buildApp({
+    services,
     engine,
-    keys: store.keys,
-    rateLimits: store.rateLimits,
-    billing: store.billing,
-    idempotency: store.idempotency,
-    requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
-    admin: options.adminToken === null ? undefined : { token: options.adminToken ?? TEST_ADMIN_TOKEN, store },
+    requestTimeoutMs: config.requestTimeoutMs,
+    adminToken: options.adminToken === null ? undefined : (options.adminToken ?? TEST_ADMIN_TOKEN),
     log: createLogger("debug", (line) => logLines.push(line)),
     maxQuestions: options.maxQuestions ?? 64,
     temperatures: NEUTRAL_TEMPERATURES,
@@ -80,14 +110,17 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   return {
     url: `http://127.0.0.1:${port}`,
     key,
-    accountId: account.id,
-    store,
+    accountId,
+    services,
+    store: services.store,
+    database,
     engine,
     logLines,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       if (!options.engine) await engine.close();
-      store.close();
+      await services.close();
+      if (!options.database) await database.drop();
     },
   };
 }

@@ -5,7 +5,7 @@ import type { WorkerTask } from "./billing-worker.js";
 
 /**
  * Child processes that speak one JSON line per message on stdout (see billing-worker.ts and
- * server-process.ts): spawned through tsx, each a separate OS process with its own SQLite
+ * server-process.ts): spawned through tsx, each a separate OS process with its own database
  * connection, so the tests prove what holds across processes and not just across promises.
  */
 export interface LineProcess {
@@ -81,9 +81,10 @@ export interface WorkerPool {
   close(): Promise<void>;
 }
 
-/** `size` billing workers on the database file at `path`, each ready (store open) before this resolves. */
-export async function startWorkerPool(path: string, size: number): Promise<WorkerPool> {
-  const workers = Array.from({ length: size }, () => startLineProcess(BILLING_WORKER, [path]));
+/** `size` billing workers on the database, each ready (services built) before this resolves. */
+export async function startWorkerPool(database: { location: string; schema?: string }, size: number): Promise<WorkerPool> {
+  const args = database.schema ? [database.location, database.schema] : [database.location];
+  const workers = Array.from({ length: size }, () => startLineProcess(BILLING_WORKER, args));
   const pool: WorkerPool = {
     workers,
     async run<T>(task: WorkerTask | ((index: number) => WorkerTask)) {

@@ -1,18 +1,14 @@
 import { ApiError } from "../../errors.js";
-import type { Account, Plan, Store } from "../../store/types.js";
+import type { Services } from "../../services/build.js";
+import type { AccountSummary } from "../../services/accounts.js";
 import { accountView } from "./views.js";
 
 /** The account with its plan, balance and current-period usage, as every admin response shows it. */
-export function summarizeAccount(store: Store, account: Account, plan?: Plan) {
-  const usage = store.ledger.usage(account.id);
-  const accountPlan = plan ?? store.plans.get(account.planId);
-  if (!usage || !accountPlan) throw new ApiError("account_not_found", `No account with id ${account.id}`);
-  return accountView(account, accountPlan, usage);
-}
+export const summaryView = ({ account, plan, usage }: AccountSummary) => accountView(account, plan, usage);
 
-/** The account, or 404 account_not_found. */
-export function accountOr404(store: Store, id: string): Account {
-  const account = store.accounts.get(id);
-  if (!account) throw new ApiError("account_not_found", `No account with id ${id}`);
-  return account;
+/** The account's summary, or 404 account_not_found. */
+export async function summaryOr404(services: Services, id: string): Promise<AccountSummary> {
+  const summary = await services.accounts.summary(id);
+  if (!summary) throw new ApiError("account_not_found", `No account with id ${id}`);
+  return summary;
 }

@@ -1,5 +1,5 @@
 import { createRoute } from "@hono/zod-openapi";
-import type { Store } from "../../store/types.js";
+import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
 import { LedgerCheckView, ledgerCheckView } from "./views.js";
@@ -19,6 +19,6 @@ const route = createRoute({
   },
 });
 
-export function registerCheckLedger(api: AdminApi, store: Store): void {
-  addRoute(api, route, (c) => c.json(ledgerCheckView(store.ledger.check()), 200));
+export function registerCheckLedger(api: AdminApi, services: Services): void {
+  addRoute(api, route, async (c) => c.json(ledgerCheckView(await services.ledger.check()), 200));
 }

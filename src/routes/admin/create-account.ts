@@ -1,10 +1,10 @@
+import type { Services } from "../../services/build.js";
 import { createRoute, z } from "@hono/zod-openapi";
-import { MAX_NAME_LENGTH, type Store } from "../../store/types.js";
+import { MAX_NAME_LENGTH } from "../../store/types.js";
 import { requestIdHeader } from "../shared.schema.js";
-import { summarizeAccount } from "./account-summary.js";
+import { summaryView } from "./account-summary.js";
 import { readBody } from "./input.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { fromStore } from "./store-errors.js";
 import { AccountView } from "./views.js";
 
 const CreateAccountBody = z
@@ -26,10 +26,9 @@ const route = createRoute({
   },
 });
 
-export function registerCreateAccount(api: AdminApi, store: Store): void {
+export function registerCreateAccount(api: AdminApi, services: Services): void {
   addRoute(api, route, async (c) => {
     const body = await readBody(c, CreateAccountBody);
-    const account = fromStore(() => store.accounts.create({ name: body.name, plan: body.plan }));
-    return c.json(summarizeAccount(store, account), 201);
+    return c.json(summaryView(await services.accounts.create({ name: body.name, plan: body.plan })), 201);
   });
 }

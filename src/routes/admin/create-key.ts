@@ -1,11 +1,11 @@
+import type { Services } from "../../services/build.js";
 import { createRoute, z } from "@hono/zod-openapi";
-import { MAX_NAME_LENGTH, type Store } from "../../store/types.js";
+import { MAX_NAME_LENGTH } from "../../store/types.js";
 import { requestIdHeader } from "../shared.schema.js";
-import { accountOr404 } from "./account-summary.js";
+import { summaryOr404 } from "./account-summary.js";
 import { AccountIdParams } from "./get-account.js";
 import { readBody } from "./input.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { fromStore } from "./store-errors.js";
 import { KeyView, keyView } from "./views.js";
 
 const CreateKeyBody = z
@@ -28,11 +28,11 @@ const route = createRoute({
   },
 });
 
-export function registerCreateKey(api: AdminApi, store: Store): void {
+export function registerCreateKey(api: AdminApi, services: Services): void {
   addRoute(api, route, async (c) => {
-    const { id } = accountOr404(store, c.req.param("id")!);
+    const { id } = (await summaryOr404(services, c.req.param("id")!)).account;
     const body = await readBody(c, CreateKeyBody);
-    const { key, record } = fromStore(() => store.keys.create({ accountId: id, name: body.name }));
+    const { key, record } = await services.keys.create({ accountId: id, name: body.name });
     // A key must never be served from a cache or kept in one.
     c.header("cache-control", "no-store");
     return c.json({ ...keyView(record), key }, 201);

@@ -1,10 +1,10 @@
+import type { Services } from "../../services/build.js";
 import { createRoute, z } from "@hono/zod-openapi";
 import { PLAN_LIMITS } from "../../store/plans.js";
-import { MAX_NAME_LENGTH, type Store } from "../../store/types.js";
+import { MAX_NAME_LENGTH } from "../../store/types.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { EuroString, micros, readBody } from "./input.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { fromStore } from "./store-errors.js";
 import { PlanView, planView } from "./views.js";
 
 /** A plan's editable fields; the price is a euro string, like every amount people type. */
@@ -34,17 +34,15 @@ const route = createRoute({
   },
 });
 
-export function registerCreatePlan(api: AdminApi, store: Store): void {
+export function registerCreatePlan(api: AdminApi, services: Services): void {
   addRoute(api, route, async (c) => {
     const body = await readBody(c, CreatePlanBody);
-    const plan = fromStore(() =>
-      store.plans.create({
-        name: body.name,
-        requestsPerMinute: body.requests_per_minute,
-        allowanceQuestions: body.allowance_questions,
-        pricePerMillion: micros(body.price_per_million, "price_per_million"),
-      }),
-    );
+    const plan = await services.plans.create({
+      name: body.name,
+      requestsPerMinute: body.requests_per_minute,
+      allowanceQuestions: body.allowance_questions,
+      pricePerMillion: micros(body.price_per_million, "price_per_million"),
+    });
     return c.json(planView(plan), 201);
   });
 }

@@ -1,13 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { formatEuros } from "../../billing/money.js";
 import { ApiError } from "../../errors.js";
-import type { Store } from "../../store/types.js";
+import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
-import { accountOr404 } from "./account-summary.js";
+import { summaryOr404 } from "./account-summary.js";
 import { AccountIdParams } from "./get-account.js";
 import { EuroString, micros, readBody } from "./input.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { fromStore } from "./store-errors.js";
 import { LedgerEntryView, ledgerEntryView } from "./views.js";
 
 const TopUpBody = z
@@ -39,13 +38,13 @@ const route = createRoute({
   },
 });
 
-export function registerCreateTopUp(api: AdminApi, store: Store): void {
+export function registerCreateTopUp(api: AdminApi, services: Services): void {
   addRoute(api, route, async (c) => {
-    const { id } = accountOr404(store, c.req.param("id")!);
+    const { id } = (await summaryOr404(services, c.req.param("id")!)).account;
     const body = await readBody(c, TopUpBody);
     const amount = micros(body.amount, "amount");
     if (amount === 0) throw new ApiError("invalid_request", "amount: a top-up must be more than 0.00");
-    const { entry, balanceMicro } = fromStore(() => store.ledger.topUp(id, amount, body.note));
+    const { entry, balanceMicro } = await services.accounts.topUp(id, amount, body.note);
     return c.json({ entry: ledgerEntryView(entry), balance_micro: balanceMicro, balance: formatEuros(balanceMicro) }, 201);
   });
 }

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Store } from "../../store/types.js";
+import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
-import { accountOr404, summarizeAccount } from "./account-summary.js";
+import { summaryOr404, summaryView } from "./account-summary.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
 import { AccountView, KeyView, LedgerEntryView, PlanView, keyView, ledgerEntryView, planView } from "./views.js";
 
@@ -31,18 +31,16 @@ const route = createRoute({
   },
 });
 
-export function registerGetAccount(api: AdminApi, store: Store): void {
-  addRoute(api, route, (c) => {
-    const account = accountOr404(store, c.req.param("id")!);
-    const summary = summarizeAccount(store, account);
-    const plan = store.plans.get(account.planId)!;
+export function registerGetAccount(api: AdminApi, services: Services): void {
+  addRoute(api, route, async (c) => {
+    const summary = await summaryOr404(services, c.req.param("id")!);
+    const { id } = summary.account;
+    const [keys, ledger] = await Promise.all([
+      services.keys.list({ accountId: id }),
+      services.accounts.entries(id, { limit: RECENT_LEDGER_ENTRIES }),
+    ]);
     return c.json(
-      {
-        account: summary,
-        plan: planView(plan),
-        keys: store.keys.list({ accountId: account.id }).map(keyView),
-        ledger: store.ledger.entries(account.id, { limit: RECENT_LEDGER_ENTRIES }).map(ledgerEntryView),
-      },
+      { account: summaryView(summary), plan: planView(summary.plan), keys: keys.map(keyView), ledger: ledger.map(ledgerEntryView) },
       200,
     );
   });

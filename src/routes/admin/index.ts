@@ -2,7 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import { adminOnly } from "../../http/admin-auth.js";
 import type { App, AppEnv } from "../../http/context.js";
-import type { Store } from "../../store/types.js";
+import type { Services } from "../../services/build.js";
 import { registerCheckLedger } from "./check-ledger.js";
 import { registerConsole } from "./console.js";
 import { registerCreateAccount } from "./create-account.js";
@@ -22,7 +22,7 @@ import { registerUpdatePlan } from "./update-plan.js";
 export interface AdminDeps {
   /** The console's and admin API's bearer token; without it neither exists. */
   token: string;
-  store: Store;
+  services: Services;
 }
 
 /** The admin API (/admin/v1/…) and the console (/console), invisible without the admin token. */
@@ -32,25 +32,25 @@ export function registerAdmin(app: App, deps: AdminDeps): void {
   app.use("/admin/*", adminOnly(deps.token));
   // A plain Hono in between: OpenAPIHono.route would copy the admin paths into the public
   // document, which must not mention them.
-  app.route("/", new Hono<AppEnv>().route("/", buildAdminApi(deps.store)));
+  app.route("/", new Hono<AppEnv>().route("/", buildAdminApi(deps.services)));
   registerConsole(app);
 }
 
 /** Every admin endpoint, each in its own file, with its own OpenAPI document. */
-export function buildAdminApi(store: Store): AdminApi {
+export function buildAdminApi(services: Services): AdminApi {
   const api = new OpenAPIHono<AppEnv>();
-  registerListPlans(api, store);
-  registerCreatePlan(api, store);
-  registerUpdatePlan(api, store);
-  registerListAccounts(api, store);
-  registerCreateAccount(api, store);
-  registerGetAccount(api, store);
-  registerSetAccountPlan(api, store);
-  registerCreateTopUp(api, store);
-  registerListLedger(api, store);
-  registerCreateKey(api, store);
-  registerRevokeKey(api, store);
-  registerCheckLedger(api, store);
+  registerListPlans(api, services);
+  registerCreatePlan(api, services);
+  registerUpdatePlan(api, services);
+  registerListAccounts(api, services);
+  registerCreateAccount(api, services);
+  registerGetAccount(api, services);
+  registerSetAccountPlan(api, services);
+  registerCreateTopUp(api, services);
+  registerListLedger(api, services);
+  registerCreateKey(api, services);
+  registerRevokeKey(api, services);
+  registerCheckLedger(api, services);
   registerAdminOpenApi(api);
   return api;
 }

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Store } from "../../store/types.js";
+import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
-import { summarizeAccount } from "./account-summary.js";
+import { summaryView } from "./account-summary.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
 import { AccountView } from "./views.js";
 
@@ -20,10 +20,6 @@ const route = createRoute({
   },
 });
 
-export function registerListAccounts(api: AdminApi, store: Store): void {
-  addRoute(api, route, (c) => {
-    const plans = new Map(store.plans.list().map((plan) => [plan.id, plan]));
-    const accounts = store.accounts.list().map((account) => summarizeAccount(store, account, plans.get(account.planId)));
-    return c.json({ accounts }, 200);
-  });
+export function registerListAccounts(api: AdminApi, services: Services): void {
+  addRoute(api, route, async (c) => c.json({ accounts: (await services.accounts.list()).map(summaryView) }, 200));
 }

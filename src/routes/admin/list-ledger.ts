@@ -1,8 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { MAX_LEDGER_PAGE } from "../../store/ledger.js";
-import type { Store } from "../../store/types.js";
+import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
-import { accountOr404 } from "./account-summary.js";
+import { summaryOr404 } from "./account-summary.js";
 import { AccountIdParams } from "./get-account.js";
 import { readQuery } from "./input.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
@@ -34,10 +34,10 @@ const route = createRoute({
   },
 });
 
-export function registerListLedger(api: AdminApi, store: Store): void {
-  addRoute(api, route, (c) => {
-    const { id } = accountOr404(store, c.req.param("id")!);
+export function registerListLedger(api: AdminApi, services: Services): void {
+  addRoute(api, route, async (c) => {
+    const { id } = (await summaryOr404(services, c.req.param("id")!)).account;
     const { limit } = readQuery(c, LedgerQuery);
-    return c.json({ entries: store.ledger.entries(id, { limit: limit ?? 50 }).map(ledgerEntryView) }, 200);
+    return c.json({ entries: (await services.accounts.entries(id, { limit: limit ?? 50 })).map(ledgerEntryView) }, 200);
   });
 }

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Store } from "../../store/types.js";
+import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
 import { PlanView, planView } from "./views.js";
@@ -19,6 +19,6 @@ const route = createRoute({
   },
 });
 
-export function registerListPlans(api: AdminApi, store: Store): void {
-  addRoute(api, route, (c) => c.json({ plans: store.plans.list().map(planView) }, 200));
+export function registerListPlans(api: AdminApi, services: Services): void {
+  addRoute(api, route, async (c) => c.json({ plans: (await services.plans.list()).map(planView) }, 200));
 }

@@ -1,9 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError } from "../../errors.js";
-import type { Store } from "../../store/types.js";
+import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { fromStore } from "./store-errors.js";
 import { KeyView, keyView } from "./views.js";
 
 const route = createRoute({
@@ -22,13 +21,13 @@ const route = createRoute({
   },
 });
 
-export function registerRevokeKey(api: AdminApi, store: Store): void {
-  addRoute(api, route, (c) => {
+export function registerRevokeKey(api: AdminApi, services: Services): void {
+  addRoute(api, route, async (c) => {
     const id = c.req.param("id")!;
     // By id only: the store also accepts a displayed prefix, which a URL should not guess at.
     // There is no lookup by id, so the key is found among all keys (admin traffic is light).
-    if (!store.keys.list().some((record) => record.id === id)) throw new ApiError("key_not_found", `No key with id ${id}`);
-    const revoked = fromStore(() => store.keys.revoke(id));
+    if (!(await services.keys.list()).some((record) => record.id === id)) throw new ApiError("key_not_found", `No key with id ${id}`);
+    const revoked = await services.keys.revoke(id);
     if (!revoked) throw new ApiError("key_not_found", `No key with id ${id}`);
     return c.json(keyView(revoked), 200);
   });

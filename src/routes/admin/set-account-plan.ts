@@ -1,11 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Store } from "../../store/types.js";
+import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
-import { accountOr404, summarizeAccount } from "./account-summary.js";
+import { summaryOr404, summaryView } from "./account-summary.js";
 import { AccountIdParams } from "./get-account.js";
 import { readBody } from "./input.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { fromStore } from "./store-errors.js";
 import { AccountView } from "./views.js";
 
 const SetPlanBody = z.strictObject({ plan: z.string().openapi({ description: "The plan's id or name." }) }).openapi("AdminSetPlan");
@@ -22,12 +21,11 @@ const route = createRoute({
   },
 });
 
-export function registerSetAccountPlan(api: AdminApi, store: Store): void {
+export function registerSetAccountPlan(api: AdminApi, services: Services): void {
   addRoute(api, route, async (c) => {
     // The account in the path is checked first, so a missing account is reported as such.
-    const { id } = accountOr404(store, c.req.param("id")!);
+    const { id } = (await summaryOr404(services, c.req.param("id")!)).account;
     const body = await readBody(c, SetPlanBody);
-    const account = fromStore(() => store.accounts.setPlan(id, body.plan));
-    return c.json(summarizeAccount(store, account), 200);
+    return c.json(summaryView(await services.accounts.setPlan(id, body.plan)), 200);
   });
 }

@@ -1,10 +1,10 @@
+import type { Services } from "../../services/build.js";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { PlanInput, Store } from "../../store/types.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { planFields } from "./create-plan.js";
 import { micros, readBody } from "./input.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { fromStore } from "./store-errors.js";
 import { PlanView, planView } from "./views.js";
 
 const UpdatePlanBody = z.strictObject(planFields).partial().openapi("AdminPlanChanges");
@@ -24,7 +24,7 @@ const route = createRoute({
   },
 });
 
-export function registerUpdatePlan(api: AdminApi, store: Store): void {
+export function registerUpdatePlan(api: AdminApi, services: Services): void {
   addRoute(api, route, async (c) => {
     const body = await readBody(c, UpdatePlanBody);
     const changes: Partial<PlanInput> = {
@@ -35,7 +35,7 @@ export function registerUpdatePlan(api: AdminApi, store: Store): void {
     };
     // Absent fields stay as they are; the store would otherwise read `undefined` as a new value.
     const present = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
-    const plan = fromStore(() => store.plans.update(c.req.param("plan")!, present));
+    const plan = await services.plans.update(c.req.param("plan")!, present);
     return c.json(planView(plan), 200);
   });
 }

@@ -1,0 +1,69 @@
+import { chargeFor, formatEuros } from "../billing/money.js";
+import { periodContaining } from "../billing/periods.js";
+import type { AccountTerms, BilledTo, IdempotencyClaim, Reservation, Standing, Store } from "../store/types.js";
+import { InsufficientFundsError, UnknownAccountError } from "./errors.js";
+
+/** Who is paying: the authenticated key's account and the terms read with it. */
+export interface Payer {
+  accountId: string;
+  terms: AccountTerms;
+}
+
+export interface Settled {
+  billedTo: BilledTo;
+  standing: Standing;
+}
+
+export interface IdempotencyInput {
+  accountId: string;
+  key: string;
+  requestHash: string;
+  owner: string;
+}
+
+/**
+ * The billing policy: which period a request counts in, what it costs, who pays, and why not.
+ * The store applies the amounts computed here (one conditional statement per debit).
+ */
+export interface BillingService {
+  /** Holds the charge; throws InsufficientFundsError (402) or UnknownAccountError, charging nothing. */
+  reserve(payer: Payer, input: { questions: number; inputTokens: number; requestId: string }): Promise<Reservation>;
+  /** Undefined when the hold expired and was released first (the request is then not charged). */
+  settle(reservation: Reservation, idempotency?: { key: string; body: string }): Promise<Settled | undefined>;
+  release(reservationId: string): Promise<boolean>;
+  standing(payer: Payer): Promise<Standing | undefined>;
+  sweep(): ReturnType<Store["billing"]["sweep"]>;
+  claimIdempotencyKey(input: IdempotencyInput): Promise<IdempotencyClaim>;
+  abandonIdempotencyKey(input: Omit<IdempotencyInput, "requestHash">): Promise<void>;
+}
+
+export function createBillingService(store: Store, now: () => number): BillingService {
+  return {
+    async reserve(payer, input) {
+      const { terms } = payer;
+      const periodStart = periodContaining(terms.createdAt, now()).start;
+      // At the price read with the key: a plan change applies from the next request.
+      const amountMicro = chargeFor(input.inputTokens, terms.pricePerMillion);
+      const outcome = await store.billing.reserve({ accountId: payer.accountId, periodStart, amountMicro, ...input });
+      if (outcome.ok) return outcome.reservation;
+      if (outcome.reason === "account_not_found") throw new UnknownAccountError(`no account ${payer.accountId}`);
+      throw new InsufficientFundsError(explainRefusal(input.questions, amountMicro, outcome.standing), outcome.standing);
+    },
+    settle: (reservation, idempotency) => store.billing.settle(reservation, idempotency),
+    release: (reservationId) => store.billing.release(reservationId),
+    standing: (payer) => store.billing.standing(payer.accountId, periodContaining(payer.terms.createdAt, now()).start),
+    sweep: () => store.billing.sweep(),
+    claimIdempotencyKey: (input) => store.idempotency.claim(input),
+    abandonIdempotencyKey: (input) => store.idempotency.abandon(input),
+  };
+}
+
+/** The 402's message: what the request needed of each payer, and what each had left. */
+export function explainRefusal(questions: number, chargeMicro: number, standing: Standing): string {
+  const left = Math.max(0, standing.allowance - standing.planUsed);
+  const held = standing.heldMicro > 0 ? `, of which €${formatEuros(standing.heldMicro)} is held by requests in flight` : "";
+  return (
+    `this request needs ${questions} questions of plan allowance (${left} left this period) ` +
+    `or €${formatEuros(chargeMicro)} of prepaid balance (€${formatEuros(standing.balanceMicro)}${held}); nothing was charged`
+  );
+}

@@ -1,0 +1,64 @@
+import type { Config } from "../config.js";
+import { createDatabaseLimiter } from "../limits/database-limiter.js";
+import { createRedisLimiter } from "../limits/redis-limiter.js";
+import type { RateLimiter } from "../limits/types.js";
+import { createStore } from "../store/store.js";
+import { redactUrl } from "../urls.js";
+import type { KeysRepository, LedgerCheck, PlansRepository, Store } from "../store/types.js";
+import { createAccountsService, type AccountsService } from "./accounts.js";
+import { createBillingService, type BillingService } from "./billing.js";
+import { createHealthService, type HealthService } from "./health.js";
+import { createLimitsService, type LimitsService } from "./limits.js";
+
+/** Everything the HTTP routes and the CLI call, built once from the configuration. */
+export interface Services {
+  accounts: AccountsService;
+  billing: BillingService;
+  limits: LimitsService;
+  health: HealthService;
+  /** Plans and keys need no policy of their own: their repositories are the service. */
+  plans: PlansRepository;
+  keys: KeysRepository;
+  ledger: { check(): Promise<LedgerCheck> };
+  /** The store underneath, for what reports on it (the first-run hint, tests). */
+  store: Store;
+  limiter: RateLimiter;
+  close(): Promise<void>;
+}
+
+export type ServicesConfig = Pick<
+  Config,
+  "db" | "dbSchema" | "dbPoolSize" | "dbStatementTimeoutMs" | "redisUrl" | "redisPrefix" | "requestTimeoutMs" | "reservationGraceMs"
+>;
+
+/** The clock is injectable for tests of periods, windows and expiry; nothing else is. */
+export async function buildServices(config: ServicesConfig, options: { now?: () => number } = {}): Promise<Services> {
+  const now = options.now ?? Date.now;
+  const store = await createStore({
+    location: config.db,
+    schema: config.dbSchema,
+    poolSize: config.dbPoolSize,
+    statementTimeoutMs: config.dbStatementTimeoutMs,
+    now,
+    // A hold must outlive any request still running, or the sweeper would release a live one.
+    reservationTtlMs: config.requestTimeoutMs + config.reservationGraceMs,
+  });
+  const limiter = config.redisUrl
+    ? createRedisLimiter({ url: config.redisUrl, prefix: config.redisPrefix })
+    : createDatabaseLimiter(store.rateWindows, { now, ping: () => store.ping() });
+  return {
+    accounts: createAccountsService(store, now),
+    billing: createBillingService(store, now),
+    limits: createLimitsService(limiter),
+    health: createHealthService(store, limiter, config.redisUrl ? `Redis ${redactUrl(config.redisUrl)}` : "database"),
+    plans: store.plans,
+    keys: store.keys,
+    ledger: { check: () => store.ledger.check() },
+    store,
+    limiter,
+    async close() {
+      await limiter.close();
+      await store.close();
+    },
+  };
+}

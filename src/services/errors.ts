@@ -1,0 +1,22 @@
+import type { Standing } from "../store/types.js";
+
+/**
+ * What the services refuse, as domain errors; the HTTP edge (and the CLI) turn them into
+ * statuses and messages of their own.
+ */
+
+/** Neither the plan's allowance nor the balance can pay; nothing was charged. */
+export class InsufficientFundsError extends Error {
+  override name = "InsufficientFundsError";
+  constructor(
+    message: string,
+    readonly standing: Standing,
+  ) {
+    super(message);
+  }
+}
+
+/** The caller's account disappeared between authentication and billing: treated as a bad key. */
+export class UnknownAccountError extends Error {
+  override name = "UnknownAccountError";
+}

@@ -1,0 +1,73 @@
+import type { Generated } from "kysely";
+
+/**
+ * The tables as the query layer sees them, on SQLite and PostgreSQL alike. Every integer column is
+ * BIGINT on PostgreSQL and INTEGER on SQLite, and reads back as a checked safe integer (see
+ * safe-integers.ts). Timestamps are milliseconds since the Unix epoch; money is micro-euros.
+ */
+export interface Tables {
+  schema_migrations: { version: number; name: string; applied_at: number };
+  plans: {
+    id: string;
+    name: string;
+    requests_per_minute: number;
+    allowance_questions: number;
+    price_per_million: number;
+    created_at: number;
+  };
+  accounts: {
+    id: string;
+    name: string;
+    created_at: number;
+    plan_id: string;
+    balance_micro: Generated<number>;
+    reserved_micro: Generated<number>;
+  };
+  api_keys: {
+    id: string;
+    account_id: string;
+    name: string | null;
+    prefix: string;
+    hash: string;
+    created_at: number;
+    last_used_at: number | null;
+    revoked_at: number | null;
+  };
+  plan_usage: { account_id: string; period_start: number; used: Generated<number>; reserved: Generated<number> };
+  ledger: {
+    id: Generated<number>;
+    account_id: string;
+    at: number;
+    kind: "top_up" | "charge" | "plan" | "adjustment";
+    amount_micro: number;
+    questions: Generated<number>;
+    input_tokens: Generated<number>;
+    period_start: number | null;
+    request_id: string | null;
+    note: string | null;
+  };
+  reservations: {
+    id: string;
+    account_id: string;
+    billed_to: "plan" | "balance";
+    questions: number;
+    input_tokens: number;
+    amount_micro: number;
+    period_start: number;
+    request_id: string;
+    created_at: number;
+    expires_at: number;
+  };
+  /** Fixed-window counters of the database rate limiter; `key` names what is limited. */
+  rate_windows: { key: string; window_start: number; count: number };
+  idempotency_keys: {
+    account_id: string;
+    key: string;
+    request_hash: string;
+    owner: string;
+    state: "running" | "done";
+    response: string | null;
+    created_at: number;
+    expires_at: number;
+  };
+}

@@ -1,0 +1,120 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import { Kysely, sql, SqliteDialect } from "kysely";
+import type { Database, Queries } from "./database.js";
+import { StoreError } from "./errors.js";
+import { SafeIntegersPlugin } from "./safe-integers.js";
+import type { Tables } from "./schema.js";
+
+/** How long a writer waits for another process's lock before failing with SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 5_000;
+
+/** `:memory:` and `""` (a private temporary database) have no file to create or journal. */
+function isFileBacked(path: string): boolean {
+  return path !== ":memory:" && path !== "";
+}
+
+/** Codes that mean "the database cannot serve now", not "this request is wrong". */
+const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|READONLY|CORRUPT|NOTADB|PROTOCOL)/;
+
+/**
+ * Opens (creating if needed) the SQLite database at `path`. Throws StoreError
+ * "database_unavailable" if the file cannot be opened as a database.
+ */
+export function openSqlite(path: string): Database {
+  let handle: BetterSqlite3.Database | undefined;
+  try {
+    if (isFileBacked(path)) mkdirSync(dirname(path), { recursive: true });
+    handle = new BetterSqlite3(path);
+    // The first statements are where a non-SQLite file or a read-only location shows up.
+    configure(handle, path);
+  } catch (error) {
+    handle?.close();
+    throw unavailable(path, error);
+  }
+  const raw = handle;
+  const db: Queries = new Kysely<Tables>({
+    dialect: new SqliteDialect({ database: withStatementCache(raw) }),
+    plugins: [new SafeIntegersPlugin()],
+  });
+  const code = (error: unknown) => (error instanceof BetterSqlite3.SqliteError ? error.code : "");
+
+  return {
+    dialect: "sqlite",
+    location: path,
+    db,
+    // Kysely's SQLite driver has one connection behind a mutex; holding it for the whole
+    // transaction keeps this process's other queries out, and IMMEDIATE takes the file's write
+    // lock at once, so two processes never both read and then both write.
+    transaction: (work) =>
+      db.connection().execute(async (connection) => {
+        await sql`BEGIN IMMEDIATE`.execute(connection);
+        try {
+          const result = await work(connection);
+          await sql`COMMIT`.execute(connection);
+          return result;
+        } catch (error) {
+          if (raw.inTransaction) await sql`ROLLBACK`.execute(connection);
+          throw error;
+        }
+      }),
+    // BEGIN IMMEDIATE already excludes every other writer.
+    lockForMigration: async () => undefined,
+    // better-sqlite3 prepares one statement at a time; exec runs a whole script. The caller holds
+    // Kysely's connection mutex (it is inside transaction()), so the handle is not shared meanwhile.
+    runScript: async (_trx, script) => void raw.exec(script),
+    translate(error) {
+      if (UNAVAILABLE.test(code(error))) return unavailable(path, error);
+      return error;
+    },
+    isUniqueViolation: (error) => /^SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)$/.test(code(error)),
+    isForeignKeyViolation: (error) => code(error) === "SQLITE_CONSTRAINT_FOREIGNKEY",
+    async ping() {
+      try {
+        raw.prepare("SELECT 1").get();
+      } catch (error) {
+        throw unavailable(path, error);
+      }
+    },
+    close: () => db.destroy(),
+  };
+}
+
+function unavailable(path: string, error: unknown): StoreError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new StoreError("database_unavailable", `Cannot use database ${path}: ${reason}`, { cause: error });
+}
+
+function configure(db: BetterSqlite3.Database, path: string): void {
+  // First, so that even switching to WAL waits for another process's lock instead of failing.
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  if (isFileBacked(path)) {
+    // WAL lets the HTTP server read while a CLI process writes; NORMAL sync is durable
+    // across application crashes under WAL and avoids an fsync per transaction.
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+  }
+  db.pragma("foreign_keys = ON");
+  // Integers come back as BigInt, exactly; SafeIntegersPlugin checks and converts them.
+  db.defaultSafeIntegers(true);
+}
+
+/**
+ * Kysely prepares every query anew; the repositories issue the same few dozen statements over
+ * and over, so preparing each once saves most of SQLite's per-query cost.
+ */
+function withStatementCache(db: BetterSqlite3.Database) {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  return {
+    prepare(text: string) {
+      let statement = cache.get(text);
+      if (!statement) {
+        statement = db.prepare(text);
+        if (cache.size < 500) cache.set(text, statement);
+      }
+      return statement;
+    },
+    close: () => db.close(),
+  };
+}
