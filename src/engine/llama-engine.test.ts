@@ -5,7 +5,7 @@ import { getLlama, type LlamaModel } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildAnswer, NEUTRAL_TEMPERATURES, normalise } from "../judgment/answers.js";
 import { buildPrompt } from "../judgment/prompt.js";
-import type { Question } from "../routes/systemone.schema.js";
+import type { Question } from "../judgment/schema.js";
 import { tinyFixturePath } from "../testing/fixture.js";
 import { referenceProbabilities } from "../testing/reference.js";
 import { createLlamaEngine } from "./llama-engine.js";

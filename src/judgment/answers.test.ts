@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Question } from "../routes/systemone.schema.js";
+import type { Question } from "./schema.js";
 import { buildAnswer, NEUTRAL_TEMPERATURES, normalise, temperatureFor, type Temperatures } from "./answers.js";
 import { keyed } from "./keyed.js";
 import { choiceConfidence, scoreConfidence } from "./confidence.js";

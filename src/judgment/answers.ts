@@ -1,4 +1,4 @@
-import type { Answer, Question } from "../routes/systemone.schema.js";
+import type { Answer, Question } from "./schema.js";
 import { argmax, choiceConfidence, scoreConfidence } from "./confidence.js";
 import { keyed } from "./keyed.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Question } from "../routes/systemone.schema.js";
+import type { Question } from "./schema.js";
 import { choiceLabels, NOUL_LABELS, scoreLabels } from "./labels.js";
 import { buildPrompt, questionPrompt, SYSTEM_TEXT } from "./prompt.js";
 

@@ -1,4 +1,4 @@
-import type { Question } from "../routes/systemone.schema.js";
+import type { Question } from "./schema.js";
 import { renderValue } from "./render.js";
 import { choiceLabels, NOUL_LABELS, scoreLabels } from "./labels.js";
 
