@@ -107,7 +107,9 @@ describe.each(backends)("$name", ({ start }) => {
   it("gives every key its own limit", async () => {
     const offsetMs = await freshWindow(limiter, windowMs);
     const decisions: (RateLimitDecision & { key: string })[] = [];
-    for (let round = 0; round < 4; round++) for (const key of ["a", "b"]) decisions.push({ key, ...(await limiter.hit({ key, limit: 3, windowMs, offsetMs })) });
+    for (let round = 0; round < 4; round++) {
+      for (const key of ["a", "b"]) decisions.push({ key, ...(await limiter.hit({ key, limit: 3, windowMs, offsetMs })) });
+    }
     const byKey = (key: string) => outcome(decisions.filter((each) => each.key === key));
     const expected = [[true, 2], [true, 1], [true, 0], [false, 0]];
     expect([byKey("a"), byKey("b")], JSON.stringify(decisions)).toEqual([expected, expected]);
@@ -145,9 +147,13 @@ describe.each(backends)("$name", ({ start }) => {
     expect(allowed.map((each) => each.remaining).sort((a, b) => a - b), all).toEqual(Array.from({ length: 150 }, (_, i) => i));
     expect(decisions.filter((each) => !each.allowed).every((each) => each.remaining === 0), all).toBe(true);
   });
+
+  it("answers ping while its backend is up", async () => {
+    await expect(limiter.ping()).resolves.toBeUndefined();
+  });
 });
 
-describe("Redis limiter when Redis cannot answer", () => {
+describe("Redis limiter", () => {
   const input = { key: "client", limit: 10, windowMs: 2000, offsetMs: 0 };
   const cleanup: (() => Promise<unknown>)[] = [];
   afterEach(async () => {
@@ -167,6 +173,17 @@ describe("Redis limiter when Redis cannot answer", () => {
     expect((outcome as Error).message).toContain(`Redis at ${where} is unreachable`);
     expect(Date.now() - started).toBeLessThan(5000);
   }
+
+  it("keeps one hash per limited key, expiring when its window ends", async () => {
+    const prefix = `test:${process.pid}:${randomUUID()}:`;
+    const redis = new Redis(REDIS_TEST_URL);
+    cleanup.push(() => deleteKeys(prefix), async () => redis.disconnect());
+    const decision = await limiterAt(REDIS_TEST_URL, prefix).hit(input);
+    const [keys, fields, ttl] = await Promise.all([redis.keys(`${prefix}*`), redis.hgetall(`${prefix}client`), redis.pttl(`${prefix}client`)]);
+    expect({ keys, fields: Object.keys(fields).sort(), n: fields.n }).toEqual({ keys: [`${prefix}client`], fields: ["n", "w"], n: "1" });
+    expect(ttl, JSON.stringify({ decision, ttl })).toBeGreaterThan(0);
+    expect(ttl, JSON.stringify({ decision, ttl })).toBeLessThanOrEqual(decision.resetMs);
+  });
 
   it("rejects hits and pings at once when nothing listens, and keeps the password out of the message", async () => {
     const limiter = limiterAt("redis://:s3cret@127.0.0.1:1");

@@ -59,7 +59,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): RateLimiter {
     retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
   });
   client.defineCommand("judgeHit", { numberOfKeys: 1, lua: HIT_SCRIPT });
-  // ioredis prints unhandled 'error' events, URL included; keep the error for the next caller instead.
+  // Without a listener ioredis prints every failed (re)connection; the next caller gets the error instead.
   let lastError: Error | undefined;
   client.on("error", (error: Error) => {
     lastError = error;
