@@ -24,7 +24,7 @@ const ConfigSchema = z.object({
     .default("public"),
   /** PostgreSQL: connections per instance. */
   JUDGE_DB_POOL_SIZE: integer(10, 1, 1000),
-  /** PostgreSQL: longest one statement, or the wait for a connection, may take before a 502. */
+  /** PostgreSQL: longest one statement may take before a 502 (waiting for a pooled connection is bounded by the request timeout). */
   JUDGE_DB_STATEMENT_TIMEOUT_MS: integer(5_000, 100, 600_000),
   /** Counts rate-limit windows in Redis instead of the database; required to be reachable once set. */
   JUDGE_REDIS_URL: z

@@ -39,6 +39,8 @@ export async function buildServices(config: ServicesConfig, options: { now?: () 
     schema: config.dbSchema,
     poolSize: config.dbPoolSize,
     statementTimeoutMs: config.dbStatementTimeoutMs,
+    // Queueing for a pooled connection is part of a request's wait, bounded like the rest of it.
+    connectTimeoutMs: config.requestTimeoutMs,
     now,
     // A hold must outlive any request still running, or the sweeper would release a live one.
     reservationTtlMs: config.requestTimeoutMs + config.reservationGraceMs,

@@ -11,8 +11,13 @@ export interface PostgresOptions {
   /** The schema the tables live in (created if missing); `public` unless given. */
   schema?: string;
   poolSize?: number;
-  /** Longest one statement may run on the server; also bounds waiting for a connection. */
+  /** Longest one statement may run on the server. */
   statementTimeoutMs?: number;
+  /**
+   * Longest a query waits for a connection: a free one from a busy pool, or a new one from a
+   * server that does not answer. A server that refuses connections fails at once regardless.
+   */
+  connectTimeoutMs?: number;
 }
 
 const INT8_OID = 20;
@@ -61,7 +66,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     statement_timeout: timeout,
     // A server that vanished mid-query never answers; the client gives up shortly after the server would have.
     query_timeout: timeout + 1_000,
-    connectionTimeoutMillis: timeout,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 30_000,
     options: `-c search_path=${schema}`,
     types: exactTypes,
   });

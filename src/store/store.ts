@@ -42,8 +42,10 @@ export interface StoreOptions {
   schema?: string;
   /** PostgreSQL only: connections in the pool. */
   poolSize?: number;
-  /** PostgreSQL only: longest a statement (or waiting for a connection) may take. */
+  /** PostgreSQL only: longest a statement may take. */
   statementTimeoutMs?: number;
+  /** PostgreSQL only: longest a query may wait for a connection (a burst queues for the pool). */
+  connectTimeoutMs?: number;
   now?: () => number;
   reservationTtlMs?: number;
 }
@@ -51,7 +53,7 @@ export interface StoreOptions {
 /** Opens the database (SQLite or PostgreSQL, by `location`), migrates it, and returns the repositories over it. */
 export async function createStore(options: StoreOptions): Promise<Store> {
   const database = isPostgresUrl(options.location)
-    ? await openPostgres({ url: options.location, schema: options.schema, poolSize: options.poolSize, statementTimeoutMs: options.statementTimeoutMs })
+    ? await openPostgres({ url: options.location, ...options })
     : openSqlite(options.location);
   try {
     await guarded(database, () => migrate(database))();
