@@ -35,8 +35,11 @@ export async function freePort(): Promise<number> {
 }
 
 /** Starts the instance and resolves once it answers HTTP (the model may still be loading). */
-export async function startInstance(settings: Record<string, string>, options: { hanging?: boolean } = {}): Promise<Instance> {
-  const args = options.hanging ? ["--import", "tsx", HANGING] : ["bin/judge.js", "serve"];
+export async function startInstance(
+  settings: Record<string, string>,
+  options: { hanging?: boolean; nodeArgs?: string[] } = {},
+): Promise<Instance> {
+  const args = [...(options.nodeArgs ?? []), ...(options.hanging ? ["--import", "tsx", HANGING] : ["bin/judge.js", "serve"])];
   const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: repoRoot,
