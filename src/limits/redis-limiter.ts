@@ -1,4 +1,5 @@
 import { Redis } from "ioredis";
+import { redactUrl } from "../urls.js";
 import { LimiterUnavailableError, type RateLimiter } from "./types.js";
 
 export interface RedisLimiterOptions {
@@ -44,7 +45,7 @@ interface WithHitScript {
  * while the client keeps reconnecting in the background so the limiter recovers by itself.
  */
 export function createRedisLimiter(options: RedisLimiterOptions): RateLimiter {
-  const where = withoutPassword(options.url);
+  const where = redactUrl(options.url);
   const prefix = options.prefix ?? "judge:rl:";
   const connectTimeoutMs = options.connectTimeoutMs ?? 2000;
   const client = new Redis(options.url, {
@@ -115,15 +116,4 @@ export function createRedisLimiter(options: RedisLimiterOptions): RateLimiter {
       else client.disconnect();
     },
   };
-}
-
-/** The URL for messages: a password in it must not reach logs. */
-function withoutPassword(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.password = "";
-    return parsed.href;
-  } catch {
-    return "(the configured URL)";
-  }
 }
