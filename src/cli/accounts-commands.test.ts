@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { createStore, type Reservation, type Store } from "../store/store.js";
+import { createBillingService } from "../services/billing.js";
+import type { Reservation, Store } from "../store/store.js";
+import { payerOf } from "../testing/billing-store.js";
 import { expectOneLineUserError, useCliHarness } from "./test-helpers.js";
 import type { AccountJson, LedgerEntryJson, PlanJson } from "./views.js";
 
-const { dbPath, judge, judgeOk, judgeJson } = useCliHarness();
+const { database, judge, judgeOk, judgeJson } = useCliHarness();
 
 interface ShowJson {
   account: AccountJson;
@@ -11,19 +13,18 @@ interface ShowJson {
   ledger: LedgerEntryJson[];
 }
 
-/** Holds one request's charge the way the server does, so the CLI has real usage to show. */
-function reserve(store: Store, accountId: string, inputTokens: number): Reservation {
-  const outcome = store.billing.reserve({ accountId, questions: 1, inputTokens, requestId: `req_${inputTokens}` });
-  if (!outcome.ok) throw new Error(`reservation refused: ${JSON.stringify(outcome)}`);
-  return outcome.reservation;
+/** Holds one request's charge the way the server does (the billing service), so the CLI has real usage to show. */
+async function reserve(store: Store, accountId: string, inputTokens: number): Promise<Reservation> {
+  const billing = createBillingService(store, Date.now);
+  return billing.reserve(await payerOf(store, accountId), { questions: 1, inputTokens, requestId: `req_${inputTokens}` });
 }
 
-function withFileStore<T>(run: (store: Store) => T): T {
-  const store = createStore({ path: dbPath() });
+async function withFileStore<T>(run: (store: Store) => Promise<T>): Promise<T> {
+  const store = await database().store();
   try {
-    return run(store);
+    return await run(store);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -62,8 +63,8 @@ describe("judge accounts", () => {
     const account = await judgeJson<AccountJson>("accounts", "create", "--name", "Acme", "--plan", "one");
     await judgeOk("balance", "top-up", "--account", account.id, "--amount", "1");
     // The first question fits the allowance; the second is held on the balance: 1000 tokens at €1/M.
-    const held = withFileStore((store) => {
-      store.billing.settle(reserve(store, account.id, 10));
+    const held = await withFileStore(async (store) => {
+      await store.billing.settle(await reserve(store, account.id, 10));
       return reserve(store, account.id, 1000);
     });
 
@@ -79,7 +80,7 @@ describe("judge accounts", () => {
     expect(shown.ledger.map((entry) => entry.kind), JSON.stringify(shown)).toEqual(["plan", "top_up"]);
     expect(await judgeOk("ledger", "check"), "a hold in flight is not a mismatch").toMatch(/^OK: 1 account checked/);
 
-    withFileStore((store) => store.billing.settle(held));
+    await withFileStore((store) => store.billing.settle(held));
     const text = await judgeOk("accounts", "show", account.id, "--limit", "2");
     expect(text, text).toContain(`Plan      one (${account.plan.id}): 60 requests/minute, 1 questions per period`);
     expect(text, text).toContain(`Period    [${account.created_at}, ${account.usage.period_end})`);

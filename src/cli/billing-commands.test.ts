@@ -5,7 +5,7 @@ import type { AccountJson, LedgerCheckJson, LedgerEntryJson, PlanJson } from "./
 
 // Each run starts a real `judge` process (≈1–2 s on a busy machine), so every edge case that
 // needs no wiring is covered by options.test.ts instead, and refusals run side by side.
-const { dbPath, judge, judgeOk, judgeJson } = useCliHarness();
+const { database, judge, judgeOk, judgeJson } = useCliHarness();
 
 interface TopUpJson {
   entry: LedgerEntryJson;
@@ -143,7 +143,7 @@ describe("judge ledger", () => {
     expect(await judgeJson<LedgerCheckJson>("ledger", "check")).toEqual({ ok: true, accounts: 2, mismatches: [] });
 
     // The ledger refuses updates by trigger; the accounts table is where tampering can happen.
-    const raw = new BetterSqlite3(dbPath());
+    const raw = new BetterSqlite3(database().location);
     raw.prepare("UPDATE accounts SET balance_micro = balance_micro + 1 WHERE id = ?").run(tampered.id);
     raw.close();
 

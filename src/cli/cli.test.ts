@@ -1,10 +1,9 @@
 import BetterSqlite3 from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { hashApiKey } from "../store/api-key.js";
-import { createStore } from "../store/store.js";
 import { expectOneLineUserError, useCliHarness } from "./test-helpers.js";
 
-const { dbPath, judge, judgeOk, judgeJson } = useCliHarness();
+const { database, judge, judgeOk, judgeJson } = useCliHarness();
 
 describe("judge CLI", () => {
   it("creates an account and a key, lists keys without the key, and revokes it by prefix", async () => {
@@ -27,14 +26,14 @@ describe("judge CLI", () => {
     const listedJson = await judgeOk("keys", "list", "--json");
     expect(listedJson, `plaintext key in list --json:\n${listedJson}`).not.toContain(key!.slice(4));
 
-    const store = createStore({ path: dbPath() });
+    const store = await database().store();
     try {
-      expect(store.keys.authenticate(key!)?.accountId).toBe(account.id);
+      expect((await store.keys.authenticate(key!))?.accountId).toBe(account.id);
       const revokedOutput = await judgeOk("keys", "revoke", prefix);
       expect(revokedOutput, revokedOutput).toMatch(/^Revoked API key key_/);
-      expect(store.keys.authenticate(key!), "revoked key still authenticates").toBeUndefined();
+      expect(await store.keys.authenticate(key!), "revoked key still authenticates").toBeUndefined();
     } finally {
-      store.close();
+      await store.close();
     }
     const afterRevoke = await judgeOk("keys", "list", "--account", account.id);
     expect(afterRevoke, afterRevoke).toContain("revoked");
@@ -72,7 +71,7 @@ describe("judge CLI", () => {
   it("refuses an ambiguous prefix with exit code 1 and revokes nothing", async () => {
     const account = await judgeJson<{ id: string }>("accounts", "create", "--name", "Acme");
     const created = await judgeJson<{ record: { prefix: string } }>("keys", "create", "--account", account.id);
-    const raw = new BetterSqlite3(dbPath());
+    const raw = new BetterSqlite3(database().location);
     raw
       .prepare("INSERT INTO api_keys (id, account_id, prefix, hash, created_at) VALUES (?, ?, ?, ?, ?)")
       .run("key_twin", account.id, created.record.prefix, hashApiKey("twin"), 1);

@@ -1,12 +1,11 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, expect } from "vitest";
+import { newTestDatabase, type StoreEngine, type TestDatabase } from "../testing/databases.js";
 
 /**
- * Shared by the CLI's end-to-end tests: every test gets a fresh SQLite file in a temp dir.
+ * Shared by the CLI's end-to-end tests: every test gets a fresh database (a SQLite file in a
+ * temp dir unless the harness is for PostgreSQL, then a schema of its own), dropped afterwards.
  * Runs are asynchronous: a test of many commands would otherwise block the worker's event loop
  * for longer than vitest waits for its progress reports on a busy machine.
  */
@@ -24,8 +23,8 @@ export interface Run {
 }
 
 export interface CliHarness {
-  /** The current test's database file. */
-  dbPath(): string;
+  /** The current test's database: `location` is the SQLite file (or the PostgreSQL URL). */
+  database(): TestDatabase;
   /** Runs the real `judge` binary, the way `npx judge …` does. */
   judge(...args: string[]): Promise<Run>;
   /** Runs and requires success, printing the whole run on failure. */
@@ -33,16 +32,26 @@ export interface CliHarness {
   judgeJson<T>(...args: string[]): Promise<T>;
 }
 
-/** Call at the top of a test file: registers the hooks that create and remove the temp dir. */
-export function useCliHarness(): CliHarness {
-  let dir = "";
+/** Call at the top of a test file: registers the hooks that create and drop each test's database. */
+export function useCliHarness(engine: StoreEngine = "sqlite"): CliHarness {
+  let current: TestDatabase | undefined;
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), "judge-cli-"));
+    current = newTestDatabase(engine);
   });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  afterEach(async () => {
+    await current?.drop();
+    current = undefined;
+  });
 
-  const dbPath = () => join(dir, "judge.db");
-  const judge = (...args: string[]) => runJudge([...args, "--db", dbPath()]);
+  const database = () => {
+    if (!current) throw new Error("the CLI harness has no database outside a test");
+    return current;
+  };
+  // The schema travels in the environment, as it would in a deployment (there is no --schema flag).
+  const judge = (...args: string[]) => {
+    const { location, schema } = database();
+    return runJudge([...args, "--db", location], schema === undefined ? {} : { JUDGE_DB_SCHEMA: schema });
+  };
   const judgeOk = async (...args: string[]): Promise<string> => {
     const run = await judge(...args);
     expect(run.status, `judge ${args.join(" ")}: ${JSON.stringify(run)}`).toBe(0);
@@ -56,14 +65,14 @@ export function useCliHarness(): CliHarness {
       throw new Error(`judge ${args.join(" ")} --json printed non-JSON:\n${stdout}`);
     }
   };
-  return { dbPath, judge, judgeOk, judgeJson };
+  return { database, judge, judgeOk, judgeJson };
 }
 
-function runJudge(args: string[]): Promise<Run> {
+function runJudge(args: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["bin/judge.js", ...args], {
       cwd: repoRoot,
-      env: cleanEnv,
+      env: { ...cleanEnv, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";

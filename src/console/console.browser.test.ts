@@ -90,7 +90,7 @@ describe("the console in a browser", () => {
     await expectText(page.getByRole("status"), "Saved plan Browser plan.");
     const row = page.getByRole("row").filter({ hasText: "Browser plan" });
     await expectText(row, /Browser plan\s*30\s*200\s*€0\.10/);
-    expect(server.store.plans.get("Browser plan")).toMatchObject({ requestsPerMinute: 30, allowanceQuestions: 200, pricePerMillion: 100_000 });
+    expect(await server.store.plans.get("Browser plan")).toMatchObject({ requestsPerMinute: 30, allowanceQuestions: 200, pricePerMillion: 100_000 });
   });
 
   it("creates an account whose name holds markup, and shows the name as text", async () => {
@@ -99,7 +99,7 @@ describe("the console in a browser", () => {
     await expectText(page.getByRole("heading", { level: 2, name: EVIL_NAME }), EVIL_NAME);
     await expectText(page.getByRole("link", { name: EVIL_NAME }), EVIL_NAME);
     accountId = (await testId("account-id").textContent())!;
-    expect(server.store.accounts.get(accountId)?.name).toBe(EVIL_NAME);
+    expect((await server.store.accounts.get(accountId))?.name).toBe(EVIL_NAME);
     const injected = await page.evaluate(() => ({
       pwned: (window as unknown as { pwned?: number }).pwned,
       scripts: document.querySelectorAll("script").length,
@@ -112,7 +112,7 @@ describe("the console in a browser", () => {
     await label("Account plan").selectOption({ label: "Browser plan" });
     await button("Set plan").click();
     await expectText(testId("account-plan"), "Browser plan");
-    expect(server.store.accounts.get(accountId)?.planId).toBe(server.store.plans.get("Browser plan")?.id);
+    expect((await server.store.accounts.get(accountId))?.planId).toBe((await server.store.plans.get("Browser plan"))?.id);
     await expectText(testId("usage"), "0 of 200 questions (0%)");
   });
 
@@ -122,7 +122,7 @@ describe("the console in a browser", () => {
     await button("Top up").click();
     await expectText(testId("balance"), "€12.50");
     await expectText(page.locator("#ledger-rows tr").first(), /top-up\s*12\.50.*invoice <b>42<\/b>/);
-    expect(server.store.accounts.get(accountId)?.balanceMicro).toBe(12_500_000);
+    expect((await server.store.accounts.get(accountId))?.balanceMicro).toBe(12_500_000);
   });
 
   it("shows the API's refusal of a bad amount, and changes nothing", async () => {
@@ -130,7 +130,7 @@ describe("the console in a browser", () => {
     await button("Top up").click();
     await expectText(page.getByRole("alert"), /decimal euro amount/);
     await expectFailedRequests(400, 1);
-    expect(server.store.accounts.get(accountId)?.balanceMicro).toBe(12_500_000);
+    expect((await server.store.accounts.get(accountId))?.balanceMicro).toBe(12_500_000);
   });
 
   it("creates a key and shows it once, with a copy button and a warning", async () => {
@@ -140,7 +140,7 @@ describe("the console in a browser", () => {
     key = (await testId("new-key").textContent())!;
     await button("Copy key").waitFor();
     await page.getByText("it will not be shown again", { exact: false }).waitFor();
-    expect(server.store.keys.authenticate(key)?.accountId).toBe(accountId);
+    expect((await server.store.keys.authenticate(key))?.accountId).toBe(accountId);
   });
 
   it("shows usage and ledger after the key is used; after a reload the key is gone from the page", async () => {
@@ -155,7 +155,7 @@ describe("the console in a browser", () => {
   });
 
   it("revokes the key; the key then gets 401", async () => {
-    const prefix = server.store.keys.list({ accountId })[0].prefix;
+    const prefix = (await server.store.keys.list({ accountId }))[0].prefix;
     await button(`Revoke key ${prefix}`).click();
     await expectText(page.getByRole("row").filter({ hasText: "browser key" }), /revoked/);
     const refused = await postJudgment({ url: server.url, key }, TINY_JUDGMENT);

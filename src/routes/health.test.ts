@@ -18,10 +18,18 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** 503 with `{ error, code }` saying why; the body is also checked against the OpenAPI document elsewhere. */
-function expectUnhealthy(response: CapturedResponse, because: RegExp): void {
+/**
+ * 503 with `{ error, code, status }` saying why, and each part asked: the model down with the
+ * reason, the database (SQLite here) up. The body is also checked against the OpenAPI document elsewhere.
+ */
+function expectUnhealthy(response: CapturedResponse, status: "loading" | "failed", because: RegExp): void {
+  const message = show(response);
   expectErrorResponse(response, 503, "service_unavailable");
-  expect(response.json.error, `the message should say why\n${show(response)}`).toMatch(because);
+  expect(response.json.error, `the message should say why\n${message}`).toMatch(because);
+  expect(response.json.status, message).toBe(status);
+  expect(response.json.parts?.model, message).toMatchObject({ ok: false, detail: expect.stringMatching(because) });
+  expect(response.json.parts?.database, message).toMatchObject({ ok: true, name: expect.stringMatching(/^SQLite /) });
+  expect(response.json.parts?.rate_limiter, `no Redis is configured\n${message}`).toBeUndefined();
 }
 
 describe("GET /health", () => {
@@ -42,7 +50,7 @@ describe("GET /health", () => {
     const loading = await startTestServer({ engine: loadingEngine("downloading the model: 42%") });
     try {
       const response = await call(loading.url, "/health");
-      expectUnhealthy(response, /loading/);
+      expectUnhealthy(response, "loading", /loading/);
       expect(response.json.error, show(response)).toContain("downloading the model: 42%");
     } finally {
       await loading.close();
@@ -52,7 +60,7 @@ describe("GET /health", () => {
   it("is 503 when the model has failed, with the failure", async () => {
     const failed = await startTestServer({ engine: failedEngine("model failed to load: out of memory") });
     try {
-      expectUnhealthy(await call(failed.url, "/health"), /out of memory/);
+      expectUnhealthy(await call(failed.url, "/health"), "failed", /out of memory/);
     } finally {
       await failed.close();
     }
@@ -65,7 +73,7 @@ describe("GET /health", () => {
     const broken = await startTestServer({ engine });
     try {
       const response = await call(broken.url, "/health");
-      expectUnhealthy(response, /fail/i);
+      expectUnhealthy(response, "failed", /fail/i);
       expect(response.json.error, `the message should name the missing file\n${show(response)}`).toContain(missing);
       expect(response.json.error, show(response)).toMatch(/no model file|not found|does not exist|ENOENT/i);
       // And the judgment endpoint says the model is unavailable: a 502, not a 500.

@@ -136,10 +136,10 @@ describe("401 without a valid key", () => {
 
   for (const by of ["id", "prefix"] as const) {
     it(`a key revoked by ${by}: the very next request is refused`, async () => {
-      const { key, record } = server.store.keys.create({ accountId: server.accountId, name: `revoke by ${by}` });
+      const { key, record } = await server.store.keys.create({ accountId: server.accountId, name: `revoke by ${by}` });
       const before = await postJudgment(server, ask(yesNo), { key });
       expect(before.status, show(before)).toBe(200);
-      expect(server.store.keys.revoke(by === "id" ? record.id : record.prefix)?.revokedAt, "revoke() returned no revoked key").not.toBeNull();
+      expect((await server.store.keys.revoke(by === "id" ? record.id : record.prefix))?.revokedAt, "revoke() returned no revoked key").not.toBeNull();
       expectErrorResponse(await postJudgment(server, ask(yesNo), { key }), 401, "invalid_api_key");
       // Other keys still work.
       const other = await postJudgment(server, ask(yesNo));
@@ -181,8 +181,8 @@ describe("logs", () => {
   it("keep no key material, whatever the key", async () => {
     const logged = await startTestServer({ engine: evaluateFailsEngine() });
     try {
-      const { key: revoked, record } = logged.store.keys.create({ accountId: logged.accountId });
-      logged.store.keys.revoke(record.id);
+      const { key: revoked, record } = await logged.store.keys.create({ accountId: logged.accountId });
+      await logged.store.keys.revoke(record.id);
       const invalid = "tjs_" + "Zz9".repeat(13) + "Q";
       const responses = [
         await postJudgment(logged, ask(yesNo)), // valid key, 502 from the engine: logged as an error

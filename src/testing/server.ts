@@ -6,6 +6,7 @@ import type { JudgmentEngine } from "../engine/types.js";
 import { NEUTRAL_TEMPERATURES } from "../judgment/answers.js";
 import { createLogger } from "../logger.js";
 import { buildServices, type Services } from "../services/build.js";
+import { isStoreError } from "../store/errors.js";
 import type { PlanInput, Store } from "../store/types.js";
 import { newTestDatabase, REDIS_TEST_URL, type StoreEngine, type TestDatabase } from "./databases.js";
 import { tinyFixturePath } from "./fixture.js";
@@ -44,6 +45,10 @@ export interface TestServerOptions {
   database?: TestDatabase;
   /** Rate limits in the real Redis, under this key prefix; in the database otherwise. */
   redisPrefix?: string;
+  /** Another Redis than the real one (with `redisPrefix`), e.g. through a proxy a test can cut. */
+  redisUrl?: string;
+  /** JUDGE_DB_STATEMENT_TIMEOUT_MS: how long a PostgreSQL query or connection may take before a 502. */
+  statementTimeoutMs?: number;
   /** The admin API and console are on with this token (TEST_ADMIN_TOKEN by default); null turns them off. */
   adminToken?: string | null;
 }
@@ -63,22 +68,35 @@ export function testConfig(database: TestDatabase, options: TestServerOptions = 
   return parseConfig({
     JUDGE_DB: database.location,
     JUDGE_DB_SCHEMA: database.schema,
-    JUDGE_REDIS_URL: options.redisPrefix === undefined ? undefined : REDIS_TEST_URL,
+    JUDGE_REDIS_URL: options.redisPrefix === undefined ? undefined : (options.redisUrl ?? REDIS_TEST_URL),
     JUDGE_REDIS_PREFIX: options.redisPrefix,
+    JUDGE_DB_STATEMENT_TIMEOUT_MS: options.statementTimeoutMs === undefined ? undefined : String(options.statementTimeoutMs),
     JUDGE_REQUEST_TIMEOUT_MS: String(options.requestTimeoutMs ?? 30_000),
     JUDGE_RESERVATION_GRACE_MS: options.reservationGraceMs === undefined ? undefined : String(options.reservationGraceMs),
     JUDGE_LOG_LEVEL: "debug",
   });
 }
 
-/** An account on `plan` (merged over the unlimited plan) with a balance and a key. */
+/**
+ * An account on `plan` (merged over the unlimited plan) with a balance and a key. The first
+ * plan on a database is named "test unlimited" (tests refer to it by name); plan names are
+ * unique, so further accounts on the same database get plans of their own names.
+ */
 export async function addTestAccount(services: Services, options: { plan?: Partial<PlanInput>; planId?: string; balanceMicro?: number } = {}) {
-  const planId =
-    options.planId ?? (await services.plans.create({ ...UNLIMITED_PLAN, name: `test plan ${Math.random().toString(36).slice(2)}`, ...options.plan })).id;
+  const planId = options.planId ?? (await createTestPlan(services, options.plan)).id;
   const { account } = await services.accounts.create({ name: "test account", plan: planId });
   if (options.balanceMicro) await services.accounts.topUp(account.id, options.balanceMicro, "test balance");
   const { key } = await services.keys.create({ accountId: account.id, name: "test key" });
   return { accountId: account.id, key, planId };
+}
+
+async function createTestPlan(services: Services, plan: Partial<PlanInput> = {}) {
+  try {
+    return await services.plans.create({ ...UNLIMITED_PLAN, ...plan });
+  } catch (error) {
+    if (!isStoreError(error, "plan_exists") || plan.name !== undefined) throw error;
+    return services.plans.create({ ...UNLIMITED_PLAN, name: `test plan ${Math.random().toString(36).slice(2)}`, ...plan });
+  }
 }
 
 /**
