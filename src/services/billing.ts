@@ -38,6 +38,11 @@ export interface BillingService {
 }
 
 export function createBillingService(store: Store, now: () => number): BillingService {
+  // The account's creation time (the anchor of its periods), remembered from reserve so settle
+  // needs no extra read; a reservation from elsewhere (a test, another process) is read instead.
+  const anchors = new WeakMap<Reservation, number>();
+  const anchorOf = async (reservation: Reservation) =>
+    anchors.get(reservation) ?? (await store.accounts.get(reservation.accountId))?.createdAt;
   return {
     async reserve(payer, input) {
       const { terms } = payer;
@@ -45,11 +50,19 @@ export function createBillingService(store: Store, now: () => number): BillingSe
       // At the price read with the key: a plan change applies from the next request.
       const amountMicro = chargeFor(input.inputTokens, terms.pricePerMillion);
       const outcome = await store.billing.reserve({ accountId: payer.accountId, periodStart, amountMicro, ...input });
-      if (outcome.ok) return outcome.reservation;
+      if (outcome.ok) {
+        anchors.set(outcome.reservation, terms.createdAt);
+        return outcome.reservation;
+      }
       if (outcome.reason === "account_not_found") throw new UnknownAccountError(`no account ${payer.accountId}`);
       throw new InsufficientFundsError(explainRefusal(input.questions, amountMicro, outcome.standing), outcome.standing);
     },
-    settle: (reservation, idempotency) => store.billing.settle(reservation, idempotency),
+    async settle(reservation, idempotency) {
+      // The standing reported (and stored for replays) is of the period current now: a hold taken
+      // before a period boundary counts in its own period, but the answer describes the new one.
+      const anchor = await anchorOf(reservation);
+      return store.billing.settle(reservation, idempotency, anchor === undefined ? undefined : periodContaining(anchor, now()).start);
+    },
     release: (reservationId) => store.billing.release(reservationId),
     standing: (payer) => store.billing.standing(payer.accountId, periodContaining(payer.terms.createdAt, now()).start),
     sweep: () => store.billing.sweep(),

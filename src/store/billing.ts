@@ -157,7 +157,7 @@ export function createBillingRepository(database: Database, now: () => number, r
       return true;
     });
 
-  const settle: BillingRepository["settle"] = (reservation, idempotency) =>
+  const settle: BillingRepository["settle"] = (reservation, idempotency, standingPeriodStart) =>
     database.transaction(async (trx) => {
       const row = await take(trx, reservation.id);
       if (!row) return undefined;
@@ -192,7 +192,7 @@ export function createBillingRepository(database: Database, now: () => number, r
           request_id: row.request_id,
         })
         .execute();
-      const result = { billedTo: row.billed_to, standing: (await readStanding(trx, row.account_id, row.period_start))! };
+      const result = { billedTo: row.billed_to, standing: (await readStanding(trx, row.account_id, standingPeriodStart ?? row.period_start))! };
       if (idempotency) {
         await trx
           .updateTable("idempotency_keys")

@@ -152,9 +152,15 @@ export interface BillingRepository {
   reserve(input: HoldRequest): Promise<ReserveOutcome>;
   /**
    * Turns the hold into a ledger entry (and completes the idempotency key, in the same
-   * transaction). Undefined when the reservation had already expired and been released.
+   * transaction). Undefined when the reservation had already expired and been released. The
+   * standing returned is of `standingPeriodStart` (the period the caller says is current), or of
+   * the hold's own period.
    */
-  settle(reservation: Reservation, idempotency?: { key: string; body: string }): Promise<{ billedTo: BilledTo; standing: Standing } | undefined>;
+  settle(
+    reservation: Reservation,
+    idempotency?: { key: string; body: string },
+    standingPeriodStart?: number,
+  ): Promise<{ billedTo: BilledTo; standing: Standing } | undefined>;
   /** Gives the hold back; false when it was already settled or released. */
   release(reservationId: string): Promise<boolean>;
   /** Releases expired holds and forgets expired idempotency keys and rate windows. */

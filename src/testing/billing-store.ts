@@ -1,6 +1,7 @@
 import { periodContaining } from "../billing/periods.js";
 import { chargeFor } from "../billing/money.js";
 import { createBillingService, type BillingService, type Payer } from "../services/billing.js";
+import { InsufficientFundsError } from "../services/errors.js";
 import { fakeClock } from "../store/test-helpers.js";
 import type { PlanInput, Store } from "../store/types.js";
 import { newTestDatabase, type StoreEngine, type TestDatabase } from "./databases.js";
@@ -54,6 +55,21 @@ export async function openBillingStore(
   };
 }
 
+/** Fixtures of one engine for a test file; `closeAll()` (in afterEach) closes and drops every one opened. */
+export function billingStores(engine: StoreEngine) {
+  const opened: BillingFixture[] = [];
+  return {
+    async open(options: Parameters<typeof openBillingStore>[1] = {}): Promise<BillingFixture> {
+      const fixture = await openBillingStore(engine, options);
+      opened.push(fixture);
+      return fixture;
+    },
+    async closeAll(): Promise<void> {
+      for (const fixture of opened.splice(0)) await fixture.close();
+    },
+  };
+}
+
 /** The account's payer with its current terms, as KeysRepository.authenticate reads them. */
 export async function payerOf(store: Store, accountId: string): Promise<Payer> {
   const account = (await store.accounts.get(accountId))!;
@@ -68,6 +84,18 @@ export async function payerOf(store: Store, accountId: string): Promise<Payer> {
       pricePerMillion: plan.pricePerMillion,
     },
   };
+}
+
+/** The InsufficientFundsError (the 402) an attempt was refused with; throws if it was not refused so. */
+export async function refusalOf(attempt: Promise<unknown>): Promise<InsufficientFundsError> {
+  let outcome: unknown;
+  try {
+    outcome = await attempt;
+  } catch (error) {
+    if (error instanceof InsufficientFundsError) return error;
+    throw error;
+  }
+  throw new Error(`expected a refusal for insufficient funds, got ${JSON.stringify(outcome)}`);
 }
 
 /** Reservations rows as the database has them. */
@@ -103,4 +131,13 @@ export function expectedEuros(micros: number): string {
   let fraction = digits.slice(-6);
   while (fraction.length > 2 && fraction.endsWith("0")) fraction = fraction.slice(0, -1);
   return `${digits.slice(0, -6)}.${fraction}`;
+}
+
+/** The 402's explanation, spelled out here independently of services/billing.ts. */
+export function expectedRefusalMessage(need: { questions: number; chargeMicro: number }, had: { left: number; balanceMicro: number; heldMicro?: number }): string {
+  const held = had.heldMicro ? `, of which €${expectedEuros(had.heldMicro)} is held by requests in flight` : "";
+  return (
+    `this request needs ${need.questions} questions of plan allowance (${had.left} left this period) ` +
+    `or €${expectedEuros(need.chargeMicro)} of prepaid balance (€${expectedEuros(had.balanceMicro)}${held}); nothing was charged`
+  );
 }

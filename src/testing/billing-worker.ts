@@ -1,13 +1,14 @@
 /**
  * A separate OS process with the services of a shared database (a SQLite file, or a PostgreSQL
  * schema), for the multi-process proof (src/store/billing.processes.test.ts). Run as
- * `node --import tsx billing-worker.ts <db location> [<schema>]`.
+ * `node --import tsx billing-worker.ts [<db location> [<schema>]]`.
  * It prints "ready", then reads one JSON task per line on stdin and answers each with one JSON
- * line on stdout ({ error } if the task threw). Started and driven by worker-pool.ts.
+ * line on stdout ({ error } if the task threw). Started and driven by worker-pool.ts. Starting
+ * a process takes seconds on a small machine, so one can move to another database ("open").
  */
 import { createInterface } from "node:readline";
 import { parseConfig } from "../config.js";
-import { buildServices } from "../services/build.js";
+import { buildServices, type Services } from "../services/build.js";
 import { InsufficientFundsError } from "../services/errors.js";
 import { payerOf } from "./billing-store.js";
 
@@ -25,9 +26,11 @@ export type WorkerTask =
       startAt?: number;
       holdMs?: number;
     }
+  /** Closes the current database's services and opens `database`'s (none if null). */
+  | { kind: "open"; database: { location: string; schema?: string } | null }
   /** `attempts` rate-limit hits at the fixed time `now`. */
   | { kind: "hit"; accountId: string; attempts: number; now: number }
-  /** One reservation, reported and then held forever: the process is to be killed. */
+  /** One reservation (the Reservation is the reply), then held forever: the process is to be killed. */
   | { kind: "hold"; accountId: string; questions: number; inputTokens: number };
 
 export interface SpendResult {
@@ -48,13 +51,25 @@ export interface HitResult {
 /** A bound on the spend loop, far above any test's expected count, so a bug cannot spin forever. */
 const MAX_ITERATIONS = 20_000;
 
-const [location, schema] = process.argv.slice(2);
-if (!location) throw new Error("usage: billing-worker.ts <database location> [<schema>]");
 let fixedNow: number | undefined;
-const services = await buildServices(parseConfig({ JUDGE_DB: location, JUDGE_DB_SCHEMA: schema }), { now: () => fixedNow ?? Date.now() });
-const { store } = services;
+const open = (location: string, schema?: string) =>
+  buildServices(parseConfig({ JUDGE_DB: location, JUDGE_DB_SCHEMA: schema }), { now: () => fixedNow ?? Date.now() });
+const [location, schema] = process.argv.slice(2);
+let opened: Services | undefined = location ? await open(location, schema) : undefined;
+const current = (): Services => {
+  if (!opened) throw new Error("no database is open");
+  return opened;
+};
 
 async function run(task: WorkerTask): Promise<unknown> {
+  if (task.kind === "open") {
+    await opened?.close();
+    opened = undefined;
+    if (task.database) opened = await open(task.database.location, task.database.schema);
+    return { open: task.database };
+  }
+  const services = current();
+  const { store } = services;
   switch (task.kind) {
     case "spend":
       return spend(task);
@@ -73,9 +88,10 @@ async function run(task: WorkerTask): Promise<unknown> {
       return result;
     }
     case "hold": {
-      const outcome = await services.billing.reserve(await payerOf(store, task.accountId), { ...task, requestId: `req_hold_${process.pid}` });
+      const { questions, inputTokens } = task;
+      const reservation = await services.billing.reserve(await payerOf(store, task.accountId), { questions, inputTokens, requestId: `req_hold_${process.pid}` });
       setInterval(() => undefined, 60_000); // stay alive, holding, until killed
-      return outcome;
+      return reservation;
     }
   }
 }
@@ -86,7 +102,8 @@ async function spend(task: Extract<WorkerTask, { kind: "spend" }>): Promise<Spen
   // Sleep until the agreed instant, so the processes start racing together.
   const sleep = (ms: number) => ms > 0 && Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
   sleep((task.startAt ?? 0) - Date.now());
-  const payer = await payerOf(store, task.accountId);
+  const services = current();
+  const payer = await payerOf(services.store, task.accountId);
   for (let i = 0; i < MAX_ITERATIONS; i++) {
     const { questions, inputTokens } = task;
     let reservation;
@@ -124,6 +141,6 @@ lines.on("line", async (line) => {
   process.stdout.write(JSON.stringify(reply) + "\n");
 });
 lines.on("close", () => {
-  void services.close().then(() => process.exit(0));
+  void (opened?.close() ?? Promise.resolve()).then(() => process.exit(0));
 });
 process.stdout.write("ready\n");

@@ -78,12 +78,22 @@ export interface WorkerPool {
   readonly workers: LineProcess[];
   /** Sends the task to every worker at once and collects each one's answer (rejects on { error }). */
   run<T>(task: WorkerTask | ((index: number) => WorkerTask)): Promise<T[]>;
+  /** Moves every worker to another database (or to none), without the seconds a new process takes. */
+  open(database: WorkerDatabase | null): Promise<void>;
   close(): Promise<void>;
 }
 
-/** `size` billing workers on the database, each ready (services built) before this resolves. */
-export async function startWorkerPool(database: { location: string; schema?: string }, size: number): Promise<WorkerPool> {
-  const args = database.schema ? [database.location, database.schema] : [database.location];
+export interface WorkerDatabase {
+  location: string;
+  schema?: string;
+}
+
+/** A billing worker's arguments for `database`. */
+export const workerArgs = (database: WorkerDatabase): string[] => (database.schema ? [database.location, database.schema] : [database.location]);
+
+/** `size` billing workers on the database (or on none yet), each ready (services built) before this resolves. */
+export async function startWorkerPool(database: WorkerDatabase | null, size: number): Promise<WorkerPool> {
+  const args = database ? workerArgs(database) : [];
   const workers = Array.from({ length: size }, () => startLineProcess(BILLING_WORKER, args));
   const pool: WorkerPool = {
     workers,
@@ -93,6 +103,9 @@ export async function startWorkerPool(database: { location: string; schema?: str
       const failed = replies.find((reply) => typeof reply === "object" && reply !== null && "error" in reply);
       if (failed) throw new Error(`a worker failed: ${JSON.stringify(failed)}\nall replies: ${JSON.stringify(replies)}`);
       return replies as T[];
+    },
+    async open(database) {
+      await pool.run({ kind: "open", database: database && { location: database.location, schema: database.schema } });
     },
     close: async () => {
       await Promise.all(workers.map((worker) => worker.close()));
