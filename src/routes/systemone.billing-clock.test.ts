@@ -1,12 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { billingHeadersOf, billingState, judgmentBody, moneyTables, useBillingServers } from "../testing/billing-http.js";
 import { JAN_31 } from "../testing/billing-store.js";
+import { STORE_ENGINES } from "../testing/databases.js";
 import { postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
 import { expectErrorResponse } from "../testing/route-assertions.js";
 
 /** The store's injectable clock through HTTP: the minute window and Retry-After, the allowance period. */
-
-const { server } = useBillingServers();
 
 function limited(response: CapturedResponse): string {
   expectErrorResponse(response, 429, "rate_limited");
@@ -16,76 +15,80 @@ function limited(response: CapturedResponse): string {
   return retryAfter!;
 }
 
-describe("the minute window", () => {
-  it("Retry-After counts down with the clock and the window reopens at the account's own minute boundary", async () => {
-    // Created 12.345 s past a whole minute: its windows start 12.345 s past each minute.
-    const created = JAN_31 + 12_345;
-    const s = await server({ start: created, plan: { requestsPerMinute: 3 } });
-    const at = (ms: number) => s.setTime(created + ms);
-    const remaining = [];
-    for (let i = 0; i < 3; i++) {
-      const r = await postJudgment(s, judgmentBody(1));
-      expect(r.status, show(r)).toBe(200);
-      remaining.push(r.headers.get("x-ratelimit-remaining"));
-    }
-    expect(remaining).toEqual(["2", "1", "0"]);
-    const before = moneyTables(s.dbPath);
+describe.each(STORE_ENGINES)("on %s", (engine) => {
+  const { server } = useBillingServers({ store: engine });
 
-    const retryAfter: [number, string][] = [];
-    for (const ms of [0, 1_000, 15_000, 30_500, 58_999, 59_000, 59_999]) {
-      at(ms);
-      retryAfter.push([ms, limited(await postJudgment(s, judgmentBody(1)))]);
-    }
-    expect(retryAfter).toEqual([
-      [0, "60"],
-      [1_000, "59"],
-      [15_000, "45"],
-      [30_500, "30"],
-      [58_999, "2"],
-      [59_000, "1"],
-      [59_999, "1"],
-    ]);
-    expect(moneyTables(s.dbPath), "429s charge nothing").toEqual(before);
+  describe("the minute window", () => {
+    it("Retry-After counts down with the clock and the window reopens at the account's own minute boundary", async () => {
+      // Created 12.345 s past a whole minute: its windows start 12.345 s past each minute.
+      const created = JAN_31 + 12_345;
+      const s = await server({ start: created, plan: { requestsPerMinute: 3 } });
+      const at = (ms: number) => s.setTime(created + ms);
+      const remaining = [];
+      for (let i = 0; i < 3; i++) {
+        const r = await postJudgment(s, judgmentBody(1));
+        expect(r.status, show(r)).toBe(200);
+        remaining.push(r.headers.get("x-ratelimit-remaining"));
+      }
+      expect(remaining).toEqual(["2", "1", "0"]);
+      const before = await moneyTables(s.database);
 
-    at(60_000);
-    const reopened = await postJudgment(s, judgmentBody(1));
-    expect(reopened.status, show(reopened)).toBe(200);
-    expect(billingHeadersOf(reopened), show(reopened)).toMatchObject({ "x-ratelimit-remaining": "2", "x-ratelimit-reset": "60" });
-    at(60_000 + 45_000);
-    const later = await postJudgment(s, judgmentBody(1));
-    expect(billingHeadersOf(later), show(later)).toMatchObject({ "x-ratelimit-remaining": "1", "x-ratelimit-reset": "15" });
-    await postJudgment(s, judgmentBody(1));
-    expect(limited(await postJudgment(s, judgmentBody(1)))).toBe("15");
+      const retryAfter: [number, string][] = [];
+      for (const ms of [0, 1_000, 15_000, 30_500, 58_999, 59_000, 59_999]) {
+        at(ms);
+        retryAfter.push([ms, limited(await postJudgment(s, judgmentBody(1)))]);
+      }
+      expect(retryAfter).toEqual([
+        [0, "60"],
+        [1_000, "59"],
+        [15_000, "45"],
+        [30_500, "30"],
+        [58_999, "2"],
+        [59_000, "1"],
+        [59_999, "1"],
+      ]);
+      expect(await moneyTables(s.database), "429s charge nothing").toEqual(before);
+
+      at(60_000);
+      const reopened = await postJudgment(s, judgmentBody(1));
+      expect(reopened.status, show(reopened)).toBe(200);
+      expect(billingHeadersOf(reopened), show(reopened)).toMatchObject({ "x-ratelimit-remaining": "2", "x-ratelimit-reset": "60" });
+      at(60_000 + 45_000);
+      const later = await postJudgment(s, judgmentBody(1));
+      expect(billingHeadersOf(later), show(later)).toMatchObject({ "x-ratelimit-remaining": "1", "x-ratelimit-reset": "15" });
+      await postJudgment(s, judgmentBody(1));
+      expect(limited(await postJudgment(s, judgmentBody(1)))).toBe("15");
+    });
   });
-});
 
-describe("the allowance period", () => {
-  // Created 31 January 10:00 UTC: the next period starts 28 February 10:00 (the day clamped).
-  const FEB_28 = Date.UTC(2026, 1, 28, 10, 0, 0, 0);
+  describe("the allowance period", () => {
+    // Created 31 January 10:00 UTC: the next period starts 28 February 10:00 (the day clamped).
+    const FEB_28 = Date.UTC(2026, 1, 28, 10, 0, 0, 0);
 
-  it("rolls over at the account's monthly boundary, to the millisecond", async () => {
-    const s = await server({ start: JAN_31, plan: { allowanceQuestions: 4, pricePerMillion: 1_000_000 } });
-    const usage = (r: CapturedResponse) => [r.status, r.headers.get("x-billed-to"), r.headers.get("x-plan-usage")];
-    expect(usage(await postJudgment(s, judgmentBody(1)))).toEqual([200, "plan", "25%"]);
-    expect(usage(await postJudgment(s, judgmentBody(3)))).toEqual([200, "plan", "100%"]);
-    const refused = await postJudgment(s, judgmentBody(1));
-    expectErrorResponse(refused, 402, "insufficient_funds");
-    expect(usage(refused), show(refused)).toEqual([402, null, "100%"]);
+    it("rolls over at the account's monthly boundary, to the millisecond", async () => {
+      const s = await server({ start: JAN_31, plan: { allowanceQuestions: 4, pricePerMillion: 1_000_000 } });
+      const usage = (r: CapturedResponse) => [r.status, r.headers.get("x-billed-to"), r.headers.get("x-plan-usage")];
+      expect(usage(await postJudgment(s, judgmentBody(1)))).toEqual([200, "plan", "25%"]);
+      expect(usage(await postJudgment(s, judgmentBody(3)))).toEqual([200, "plan", "100%"]);
+      const refused = await postJudgment(s, judgmentBody(1));
+      expectErrorResponse(refused, 402, "insufficient_funds");
+      expect(usage(refused), show(refused)).toEqual([402, null, "100%"]);
 
-    s.setTime(FEB_28 - 1);
-    const justBefore = await postJudgment(s, judgmentBody(1));
-    expect(usage(justBefore), `1 ms before the boundary\n${show(justBefore)}`).toEqual([402, null, "100%"]);
-    s.setTime(FEB_28);
-    const atBoundary = await postJudgment(s, judgmentBody(2));
-    expect(usage(atBoundary), `at the boundary\n${show(atBoundary)}`).toEqual([200, "plan", "50%"]);
+      s.setTime(FEB_28 - 1);
+      const justBefore = await postJudgment(s, judgmentBody(1));
+      expect(usage(justBefore), `1 ms before the boundary\n${show(justBefore)}`).toEqual([402, null, "100%"]);
+      s.setTime(FEB_28);
+      const atBoundary = await postJudgment(s, judgmentBody(2));
+      expect(usage(atBoundary), `at the boundary\n${show(atBoundary)}`).toEqual([200, "plan", "50%"]);
 
-    const state = billingState(s.store, s.accountId);
-    expect(state.entries.map((e) => [e.questions, e.periodStart]), JSON.stringify(state)).toEqual([
-      [1, JAN_31],
-      [3, JAN_31],
-      [2, FEB_28],
-    ]);
-    expect(s.store.ledger.usage(s.accountId)).toMatchObject({ period: { start: FEB_28, end: Date.UTC(2026, 2, 31, 10) }, used: 2 });
-    expect(s.store.ledger.check()).toMatchObject({ ok: true });
+      const state = await billingState(s, s.accountId);
+      expect(state.entries.map((e) => [e.questions, e.periodStart]), JSON.stringify(state)).toEqual([
+        [1, JAN_31],
+        [3, JAN_31],
+        [2, FEB_28],
+      ]);
+      expect((await s.services.accounts.summary(s.accountId))!.usage).toMatchObject({ period: { start: FEB_28, end: Date.UTC(2026, 2, 31, 10) }, used: 2 });
+      expect(await s.services.ledger.check()).toMatchObject({ ok: true });
+    });
   });
 });

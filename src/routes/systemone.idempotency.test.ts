@@ -1,43 +1,16 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { EngineFailedError, EngineUnavailableError, type JudgmentEngine } from "../engine/types.js";
 import { addAccount, billingState, judgmentBody, moneyTables, useBillingServers, waitFor, type BillingServer } from "../testing/billing-http.js";
+import { STORE_ENGINES } from "../testing/databases.js";
 import { call, postJudgment, show, type Caller, type CapturedResponse } from "../testing/http-client.js";
 import { expectErrorResponse } from "../testing/route-assertions.js";
 
 /** Idempotency-Key over HTTP: a retry gets the stored answer and is never charged twice. */
 
 const DAY = 24 * 60 * 60 * 1000;
-// After each test the helper opens billing.engine's gates before closing the servers.
-const billing = useBillingServers({ stalling: true });
-let failNext = 0;
-let unavailable = false;
-/** The real tiny engine behind a stall gate, failing the next `failNext` evaluations, or unavailable. */
-let flaky: JudgmentEngine;
-beforeAll(() => {
-  const engine = billing.engine;
-  flaky = {
-    modelId: billing.inner.modelId,
-    status: () => engine.status(),
-    prepare: (prompt) => {
-      if (unavailable) throw new EngineUnavailableError("the model is not available (injected)");
-      return engine.prepare(prompt);
-    },
-    evaluate: (prepared, signal) =>
-      failNext-- > 0 ? Promise.reject(new EngineFailedError("injected: the model failed")) : engine.evaluate(prepared, signal),
-    close: async () => undefined,
-  };
-});
-afterEach(() => {
-  failNext = 0;
-  unavailable = false;
-});
-
-const server = (balanceMicro = 1_000_000) =>
-  billing.server({ engine: flaky, plan: { allowanceQuestions: 0, pricePerMillion: 1_000_000 }, balanceMicro });
-
 const withKey = (caller: Caller, body: unknown, key: string) => postJudgment(caller, body, { headers: { "idempotency-key": key } });
-const charges = (s: BillingServer, accountId = s.accountId) =>
-  billingState(s.store, accountId).entries.filter((e) => e.kind === "charge");
+const charges = async (s: BillingServer, accountId = s.accountId) =>
+  (await billingState(s, accountId)).entries.filter((e) => e.kind === "charge");
 
 function expectReplayOf(replay: CapturedResponse, first: CapturedResponse) {
   const message = `${show(first, "first:")}\n${show(replay, "replay:")}`;
@@ -53,138 +26,169 @@ function expectReplayOf(replay: CapturedResponse, first: CapturedResponse) {
   expect(replay.headers.get("x-request-id"), message).not.toBe(first.headers.get("x-request-id"));
 }
 
-describe("Idempotency-Key", () => {
-  it("a retry with the same key and body gets the stored response, is not charged again and does not run the model", async () => {
-    const s = await server();
-    const first = await withKey(s, judgmentBody(2), "order-1");
-    expect(first.status, show(first)).toBe(200);
-    expect(first.headers.get("idempotent-replayed"), show(first)).toBeNull();
-    const evaluations = billing.engine.evaluations;
-    for (let i = 0; i < 3; i++) expectReplayOf(await withKey(s, judgmentBody(2), "order-1"), first);
-    expect(billing.engine.evaluations, "replays never reach the model").toBe(evaluations);
-    expect(charges(s), JSON.stringify(billingState(s.store, s.accountId))).toHaveLength(1);
-    expect(s.store.ledger.check()).toMatchObject({ ok: true });
+describe.each(STORE_ENGINES)("on %s", (engine) => {
+  // After each test the helper opens billing.engine's gates before closing the servers.
+  const billing = useBillingServers({ stalling: true, store: engine });
+  let failNext = 0;
+  let unavailable = false;
+  /** The real tiny engine behind a stall gate, failing the next `failNext` evaluations, or unavailable. */
+  let flaky: JudgmentEngine;
+  beforeAll(() => {
+    const stalling = billing.engine;
+    flaky = {
+      modelId: billing.inner.modelId,
+      status: () => stalling.status(),
+      prepare: (prompt) => {
+        if (unavailable) throw new EngineUnavailableError("the model is not available (injected)");
+        return stalling.prepare(prompt);
+      },
+      evaluate: (prepared, signal) =>
+        failNext-- > 0 ? Promise.reject(new EngineFailedError("injected: the model failed")) : stalling.evaluate(prepared, signal),
+      close: async () => undefined,
+    };
+  });
+  afterEach(() => {
+    failNext = 0;
+    unavailable = false;
   });
 
-  it("the same key with another body is refused with 400 and charges nothing; the original stays replayable", async () => {
-    const s = await server();
-    const first = await withKey(s, judgmentBody(1), "k");
-    const before = moneyTables(s.dbPath);
-    const reused = await withKey(s, judgmentBody(1, "another state"), "k");
-    expectErrorResponse(reused, 400, "idempotency_key_reused");
-    expect(moneyTables(s.dbPath), show(reused)).toEqual(before);
-    expectReplayOf(await withKey(s, judgmentBody(1), "k"), first);
-  });
+  const server = (balanceMicro = 1_000_000) =>
+    billing.server({ engine: flaky, plan: { allowanceQuestions: 0, pricePerMillion: 1_000_000 }, balanceMicro });
 
-  it("while the first request runs, the same key gets 409 (whatever the body); afterwards the replay", async () => {
-    const s = await server();
-    const stall = billing.engine.stall();
-    let first: Promise<CapturedResponse>;
-    try {
-      first = withKey(s, judgmentBody(1), "slow");
-      await stall.entered;
-      for (const body of [judgmentBody(1), judgmentBody(3)]) {
-        const busy = await withKey(s, body, "slow");
-        expectErrorResponse(busy, 409, "idempotency_key_in_use");
-        expect(busy.headers.get("x-ratelimit-limit"), show(busy)).toMatch(/^\d+$/);
-        expect(busy.headers.get("x-billed-to"), show(busy)).toBeNull();
+  describe("Idempotency-Key", () => {
+    it("a retry with the same key and body gets the stored response, is not charged again and does not run the model", async () => {
+      const s = await server();
+      const first = await withKey(s, judgmentBody(2), "order-1");
+      expect(first.status, show(first)).toBe(200);
+      expect(first.headers.get("idempotent-replayed"), show(first)).toBeNull();
+      const evaluations = billing.engine.evaluations;
+      for (let i = 0; i < 3; i++) expectReplayOf(await withKey(s, judgmentBody(2), "order-1"), first);
+      expect(billing.engine.evaluations, "replays never reach the model").toBe(evaluations);
+      expect(await charges(s), JSON.stringify(await billingState(s, s.accountId))).toHaveLength(1);
+      expect(await s.services.ledger.check()).toMatchObject({ ok: true });
+    });
+
+    it("the same key with another body is refused with 400 and charges nothing; the original stays replayable", async () => {
+      const s = await server();
+      const first = await withKey(s, judgmentBody(1), "k");
+      const before = await moneyTables(s.database);
+      const reused = await withKey(s, judgmentBody(1, "another state"), "k");
+      expectErrorResponse(reused, 400, "idempotency_key_reused");
+      expect(await moneyTables(s.database), show(reused)).toEqual(before);
+      expectReplayOf(await withKey(s, judgmentBody(1), "k"), first);
+    });
+
+    it("while the first request runs, the same key gets 409 (whatever the body); afterwards the replay", async () => {
+      const s = await server();
+      const stall = billing.engine.stall();
+      let first: Promise<CapturedResponse>;
+      try {
+        first = withKey(s, judgmentBody(1), "slow");
+        await stall.entered;
+        for (const body of [judgmentBody(1), judgmentBody(3)]) {
+          const busy = await withKey(s, body, "slow");
+          expectErrorResponse(busy, 409, "idempotency_key_in_use");
+          expect(busy.headers.get("x-ratelimit-limit"), show(busy)).toMatch(/^\d+$/);
+          expect(busy.headers.get("x-billed-to"), show(busy)).toBeNull();
+        }
+        expect(stall.waiting, "the 409s did not reach the model").toBe(1);
+      } finally {
+        stall.release();
       }
-      expect(stall.waiting, "the 409s did not reach the model").toBe(1);
-    } finally {
-      stall.release();
-    }
-    const done = await first;
-    expect(done.status, show(done)).toBe(200);
-    expectReplayOf(await withKey(s, judgmentBody(1), "slow"), done);
-    expect(charges(s)).toHaveLength(1);
-  });
+      const done = await first;
+      expect(done.status, show(done)).toBe(200);
+      expectReplayOf(await withKey(s, judgmentBody(1), "slow"), done);
+      expect(await charges(s)).toHaveLength(1);
+    });
 
-  it("a failed first attempt (502, then 402) leaves the key free: the retry runs and is charged once", async () => {
-    const s = await server(0);
-    const body = judgmentBody(1);
-    expectErrorResponse(await withKey(s, body, "retry-me"), 402, "insufficient_funds");
-    s.store.ledger.topUp(s.accountId, 1_000_000);
-    failNext = 1;
-    expectErrorResponse(await withKey(s, body, "retry-me"), 502, "model_failed");
-    expect(charges(s), "nothing charged for the failures").toHaveLength(0);
-    const retried = await withKey(s, body, "retry-me");
-    expect(retried.status, show(retried)).toBe(200);
-    expect(retried.headers.get("idempotent-replayed"), show(retried)).toBeNull();
-    expectReplayOf(await withKey(s, body, "retry-me"), retried);
-    expect(charges(s)).toHaveLength(1);
-    expect(s.store.ledger.check()).toMatchObject({ ok: true });
-  });
+    it("a failed first attempt (502, then 402) leaves the key free: the retry runs and is charged once", async () => {
+      const s = await server(0);
+      const body = judgmentBody(1);
+      expectErrorResponse(await withKey(s, body, "retry-me"), 402, "insufficient_funds");
+      await s.store.ledger.topUp(s.accountId, 1_000_000);
+      failNext = 1;
+      expectErrorResponse(await withKey(s, body, "retry-me"), 502, "model_failed");
+      expect(await charges(s), "nothing charged for the failures").toHaveLength(0);
+      const retried = await withKey(s, body, "retry-me");
+      expect(retried.status, show(retried)).toBe(200);
+      expect(retried.headers.get("idempotent-replayed"), show(retried)).toBeNull();
+      expectReplayOf(await withKey(s, body, "retry-me"), retried);
+      expect(await charges(s)).toHaveLength(1);
+      expect(await s.services.ledger.check()).toMatchObject({ ok: true });
+    });
 
-  it("a first attempt whose client disconnected leaves the key free: the retry runs and is charged once", async () => {
-    const s = await server();
-    const stall = billing.engine.stall();
-    const controller = new AbortController();
-    try {
-      const gone = call(s.url, "/v1/systemone", {
-        method: "POST",
-        headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json", "idempotency-key": "hung-up" },
-        body: JSON.stringify(judgmentBody(1)),
-        signal: controller.signal,
-      }).catch((error: unknown) => error);
-      await stall.entered;
-      controller.abort();
-      expect(await gone).toBeInstanceOf(Error);
-      await waitFor(
-        () => billingState(s.store, s.accountId).reservedMicro === 0,
-        () => JSON.stringify(billingState(s.store, s.accountId)),
-      );
-    } finally {
-      stall.release();
-    }
-    const retried = await withKey(s, judgmentBody(1), "hung-up");
-    expect(retried.status, show(retried)).toBe(200);
-    expect(retried.headers.get("idempotent-replayed"), show(retried)).toBeNull();
-    expect(charges(s)).toHaveLength(1);
-  });
+    it("a first attempt whose client disconnected leaves the key free: the retry runs and is charged once", async () => {
+      const s = await server();
+      const stall = billing.engine.stall();
+      const controller = new AbortController();
+      try {
+        const gone = call(s.url, "/v1/systemone", {
+          method: "POST",
+          headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json", "idempotency-key": "hung-up" },
+          body: JSON.stringify(judgmentBody(1)),
+          signal: controller.signal,
+        }).catch((error: unknown) => error);
+        await stall.entered;
+        controller.abort();
+        expect(await gone).toBeInstanceOf(Error);
+        let state = await billingState(s, s.accountId);
+        await waitFor(
+          async () => (state = await billingState(s, s.accountId)).reservedMicro === 0,
+          () => JSON.stringify(state),
+        );
+      } finally {
+        stall.release();
+      }
+      const retried = await withKey(s, judgmentBody(1), "hung-up");
+      expect(retried.status, show(retried)).toBe(200);
+      expect(retried.headers.get("idempotent-replayed"), show(retried)).toBeNull();
+      expect(await charges(s)).toHaveLength(1);
+    });
 
-  it("the stored response is replayed while the model is unavailable; a new request then gets 502", async () => {
-    const s = await server();
-    const first = await withKey(s, judgmentBody(2), "order-down");
-    expect(first.status, show(first)).toBe(200);
-    unavailable = true;
-    expectReplayOf(await withKey(s, judgmentBody(2), "order-down"), first);
-    expectErrorResponse(await withKey(s, judgmentBody(2), "order-new"), 502, "model_unavailable");
-    expect(charges(s), JSON.stringify(billingState(s.store, s.accountId))).toHaveLength(1);
-  });
+    it("the stored response is replayed while the model is unavailable; a new request then gets 502", async () => {
+      const s = await server();
+      const first = await withKey(s, judgmentBody(2), "order-down");
+      expect(first.status, show(first)).toBe(200);
+      unavailable = true;
+      expectReplayOf(await withKey(s, judgmentBody(2), "order-down"), first);
+      expectErrorResponse(await withKey(s, judgmentBody(2), "order-new"), 502, "model_unavailable");
+      expect(await charges(s), JSON.stringify(await billingState(s, s.accountId))).toHaveLength(1);
+    });
 
-  it("the stored response is replayed even once the balance could no longer pay for it", async () => {
-    const s = await server();
-    const first = await withKey(s, judgmentBody(1), "paid");
-    const left = billingState(s.store, s.accountId).balanceMicro;
-    const drain = s.store.plans.update(s.store.accounts.get(s.accountId)!.planId, { pricePerMillion: 1_000_000_000_000 });
-    expect(drain.pricePerMillion).toBe(1_000_000_000_000);
-    expectErrorResponse(await postJudgment(s, judgmentBody(1)), 402, "insufficient_funds");
-    expectReplayOf(await withKey(s, judgmentBody(1), "paid"), first);
-    expect(billingState(s.store, s.accountId).balanceMicro).toBe(left);
-  });
+    it("the stored response is replayed even once the balance could no longer pay for it", async () => {
+      const s = await server();
+      const first = await withKey(s, judgmentBody(1), "paid");
+      const left = (await billingState(s, s.accountId)).balanceMicro;
+      const drain = await s.store.plans.update((await s.store.accounts.get(s.accountId))!.planId, { pricePerMillion: 1_000_000_000_000 });
+      expect(drain.pricePerMillion).toBe(1_000_000_000_000);
+      expectErrorResponse(await postJudgment(s, judgmentBody(1)), 402, "insufficient_funds");
+      expectReplayOf(await withKey(s, judgmentBody(1), "paid"), first);
+      expect((await billingState(s, s.accountId)).balanceMicro).toBe(left);
+    });
 
-  it("keys belong to one account: another account's same key and body run and are charged on their own", async () => {
-    const s = await server();
-    const other = addAccount(s, { balanceMicro: 1_000_000 });
-    const mine = await withKey(s, judgmentBody(1), "shared-key");
-    const theirs = await withKey(other, judgmentBody(1), "shared-key");
-    expect(theirs.status, show(theirs)).toBe(200);
-    expect(theirs.headers.get("idempotent-replayed"), show(theirs)).toBeNull();
-    expectReplayOf(await withKey(s, judgmentBody(1), "shared-key"), mine);
-    expectReplayOf(await withKey(other, judgmentBody(1), "shared-key"), theirs);
-    expect([charges(s).length, charges(s, other.accountId).length]).toEqual([1, 1]);
-  });
+    it("keys belong to one account: another account's same key and body run and are charged on their own", async () => {
+      const s = await server();
+      const other = await addAccount(s, { balanceMicro: 1_000_000 });
+      const mine = await withKey(s, judgmentBody(1), "shared-key");
+      const theirs = await withKey(other, judgmentBody(1), "shared-key");
+      expect(theirs.status, show(theirs)).toBe(200);
+      expect(theirs.headers.get("idempotent-replayed"), show(theirs)).toBeNull();
+      expectReplayOf(await withKey(s, judgmentBody(1), "shared-key"), mine);
+      expectReplayOf(await withKey(other, judgmentBody(1), "shared-key"), theirs);
+      expect([(await charges(s)).length, (await charges(s, other.accountId)).length]).toEqual([1, 1]);
+    });
 
-  it("a key is kept 24 hours after its answer, then forgotten: the same request runs and is charged again", async () => {
-    const s = await server();
-    const first = await withKey(s, judgmentBody(1), "daily");
-    s.clock.advance(DAY - 1);
-    expectReplayOf(await withKey(s, judgmentBody(1), "daily"), first);
-    s.clock.advance(1);
-    const again = await withKey(s, judgmentBody(1), "daily");
-    expect(again.status, show(again)).toBe(200);
-    expect(again.headers.get("idempotent-replayed"), show(again)).toBeNull();
-    expect(charges(s)).toHaveLength(2);
-    expectReplayOf(await withKey(s, judgmentBody(1), "daily"), again);
+    it("a key is kept 24 hours after its answer, then forgotten: the same request runs and is charged again", async () => {
+      const s = await server();
+      const first = await withKey(s, judgmentBody(1), "daily");
+      s.clock.advance(DAY - 1);
+      expectReplayOf(await withKey(s, judgmentBody(1), "daily"), first);
+      s.clock.advance(1);
+      const again = await withKey(s, judgmentBody(1), "daily");
+      expect(again.status, show(again)).toBe(200);
+      expect(again.headers.get("idempotent-replayed"), show(again)).toBeNull();
+      expect(await charges(s)).toHaveLength(2);
+      expectReplayOf(await withKey(s, judgmentBody(1), "daily"), again);
+    });
   });
 });

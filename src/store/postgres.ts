@@ -73,6 +73,11 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
   // An idle connection that breaks (server restart) is replaced on the next checkout; without a
   // listener its error would crash the process.
   pool.on("error", () => undefined);
+  // The pool listens only while a connection is idle: one that breaks while checked out but
+  // between queries (handed out just as the server went away) would emit an unheard 'error'
+  // and crash the process. Its next query fails instead ("not queryable": a 502), and the pool
+  // drops it when it is released.
+  pool.on("connect", (client) => client.on("error", () => undefined));
   const db: Queries = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }), plugins: [new SafeIntegersPlugin()] });
   const code = (error: unknown) => String((error as { code?: unknown } | null)?.code ?? "");
   const isUnavailable = (error: unknown) => {

@@ -7,11 +7,11 @@ import type { CapturedResponse } from "./http-client.js";
 import { addTestAccount, readyTinyEngine, startTestServer, type TestServer, type TestServerOptions } from "./server.js";
 import { createStallingEngine, type StallingEngine } from "./stalling-engine.js";
 
-/** Route-level billing tests: servers on database files, their money state, and their headers. */
+/** Route-level billing tests: servers on databases of their own (SQLite or PostgreSQL), their money state, and their headers. */
 
 export interface BillingServer extends TestServer {
   clock: ReturnType<typeof fakeClock>;
-  /** Moves the store's clock to `ms` (rate windows, periods, reservation and key expiry). */
+  /** Moves the services' clock to `ms` (rate windows, periods, reservation and key expiry). */
   setTime(ms: number): void;
 }
 
@@ -37,7 +37,7 @@ export interface BillingServers<E extends JudgmentEngine> {
 }
 
 /**
- * The set-up of a file of billing tests over HTTP, as vitest hooks: a temporary directory, one
+ * The set-up of a file of billing tests over HTTP, as vitest hooks: one
  * tiny engine loaded before the tests (`stalling` puts it behind a stall gate, whose gates are
  * all opened after each test; `lazy` loads it only when a test calls `tiny()`, and its servers
  * get no default engine), and servers closed after each test.

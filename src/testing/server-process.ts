@@ -23,7 +23,7 @@ interface ServerProcessOptions {
   inputTokens: number;
   plan: PlanInput;
   balanceMicro?: number;
-  /** The hold's life past the request timeout (of 1 s here). */
+  /** The hold's life past the request timeout (of 60 s here). */
   reservationGraceMs?: number;
 }
 
