@@ -5,7 +5,7 @@
  * reported, so machine noise hits every configuration alike. With --profile, one PostgreSQL
  * instance also runs under the V8 CPU profiler and its time is broken down by module.
  *
- *   npx tsx scripts/bench-scale.ts [--duration 10] [--rounds 3] [--concurrency 16] [--profile]
+ *   npx tsx scripts/bench-scale.ts [--duration 10] [--rounds 3] [--concurrency 16] [--profile] [--only <text>]
  *
  * Needs PostgreSQL and Redis as the tests use them (scripts/start-test-services.sh).
  */
@@ -27,6 +27,7 @@ const { values: args } = parseArgs({
     rounds: { type: "string", default: "3" },
     concurrency: { type: "string", default: "16" },
     profile: { type: "boolean", default: false },
+    only: { type: "string" },
   },
 });
 const durationMs = Number(args.duration) * 1000;
@@ -153,7 +154,7 @@ const model = await tinyFixturePath();
 const rounds = Number(args.rounds);
 const results = new Map<string, { rps: number[]; p50: number[]; errors: Record<string, number>[] }>();
 for (let round = 1; round <= rounds; round++) {
-  for (const phase of PHASES) {
+  for (const phase of PHASES.filter((p) => !args.only || p.name.includes(args.only))) {
     const r = await runPhase(phase, model);
     const entry = results.get(phase.name) ?? { rps: [], p50: [], errors: [] };
     entry.rps.push(r.rps);
@@ -170,7 +171,7 @@ for (const [name, r] of results) {
   const errors = r.errors.reduce((n, e) => n + Object.values(e).reduce((a, b) => a + b, 0), 0);
   console.log(`| ${name} | ${median(r.rps)!.toFixed(0)} | ${median(r.p50)!.toFixed(1)} ms | ${errors} |`);
 }
-const rps = (name: string) => median(results.get(name)!.rps)!;
+const rps = (name: string) => median(results.get(name)?.rps ?? []) ?? Number.NaN;
 console.log(`\ntwo instances / one (PostgreSQL + Redis, one account): ${(rps(PHASES[4].name) / rps(PHASES[3].name)).toFixed(2)}`);
 console.log(`many accounts / one account (PostgreSQL + Redis, 2 instances): ${(rps(PHASES[5].name) / rps(PHASES[4].name)).toFixed(2)}`);
 console.log(`PostgreSQL / SQLite (1 instance, one account): ${(rps(PHASES[1].name) / rps(PHASES[0].name)).toFixed(2)}`);

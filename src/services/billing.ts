@@ -49,7 +49,10 @@ export function createBillingService(store: Store, now: () => number): BillingSe
       const periodStart = periodContaining(terms.createdAt, now()).start;
       // At the price read with the key: a plan change applies from the next request.
       const amountMicro = chargeFor(input.inputTokens, terms.pricePerMillion);
-      const outcome = await store.billing.reserve({ accountId: payer.accountId, periodStart, amountMicro, ...input });
+      // Terms read with the key: a plan whose whole allowance is below Q cannot pay, so the store
+      // skips it (a plan changed meanwhile applies from the next request, as its price does).
+      const allowanceMayPay = terms.allowanceQuestions >= input.questions;
+      const outcome = await store.billing.reserve({ accountId: payer.accountId, periodStart, amountMicro, allowanceMayPay, ...input });
       if (outcome.ok) {
         anchors.set(outcome.reservation, terms.createdAt);
         return outcome.reservation;

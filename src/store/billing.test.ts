@@ -39,6 +39,22 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
   }
 
   describe("who pays", () => {
+    it("a plan whose whole allowance is below Q is not tried: the balance pays and the period's usage is untouched", async () => {
+      const t = await setup({ plan: { allowanceQuestions: 2, pricePerMillion: 1_000_000 }, balanceMicro: 1_000 });
+      const payer = await t.payer();
+      const r = await t.billing.reserve(payer, { questions: 3, inputTokens: 40, requestId: "req_big" });
+      const raw = await t.database.raw();
+      const usageRows = await raw.db.selectFrom("plan_usage").selectAll().execute();
+      await raw.close();
+      expect([r.billedTo, r.amountMicro, usageRows], JSON.stringify({ r, usageRows })).toEqual(["balance", 40, []]);
+      // The key's terms said 2; a plan raised meanwhile applies from the next request, as its price does.
+      await t.store.plans.update(t.planId, { allowanceQuestions: 100 });
+      const stale = await t.billing.reserve(payer, { questions: 3, inputTokens: 40, requestId: "req_stale" });
+      const fresh = await t.billing.reserve(await t.payer(), { questions: 3, inputTokens: 40, requestId: "req_fresh" });
+      expect([stale.billedTo, fresh.billedTo], JSON.stringify({ stale, fresh })).toEqual(["balance", "plan"]);
+      await t.checked();
+    });
+
     it("the plan while Q questions of allowance remain, else the balance; a partial allowance is never split", async () => {
       const t = await setup({ plan: { allowanceQuestions: 5, pricePerMillion: 1_000_000 }, balanceMicro: 1_000 });
       const steps = [

@@ -71,8 +71,8 @@ export async function readStanding(q: Queries, accountId: string, periodStart: n
 export function createBillingRepository(database: Database, now: () => number, reservationTtlMs: number): BillingRepository {
   const { db } = database;
 
-  const hold = async (trx: Queries, input: HoldRequest): Promise<BilledTo> => {
-    const { accountId, periodStart, questions, amountMicro } = input;
+  const holdOnPlan = async (trx: Queries, input: HoldRequest): Promise<boolean> => {
+    const { accountId, periodStart, questions } = input;
     await trx
       .insertInto("plan_usage")
       .values({ account_id: accountId, period_start: periodStart })
@@ -91,7 +91,12 @@ export function createBillingRepository(database: Database, now: () => number, r
       .where("period_start", "=", periodStart)
       .where(sql<number>`used + reserved + ${questions}`, "<=", allowance)
       .executeTakeFirst();
-    if (onPlan.numUpdatedRows === 1n) return "plan";
+    return onPlan.numUpdatedRows === 1n;
+  };
+
+  const hold = async (trx: Queries, input: HoldRequest): Promise<BilledTo> => {
+    if (input.allowanceMayPay !== false && (await holdOnPlan(trx, input))) return "plan";
+    const { accountId, amountMicro } = input;
     const onBalance = await trx
       .updateTable("accounts")
       .set({ reserved_micro: sql`reserved_micro + ${amountMicro}` })

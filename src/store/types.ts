@@ -133,6 +133,11 @@ export interface HoldRequest {
   /** What the balance pays if the allowance cannot: the caller's price for these tokens. */
   amountMicro: number;
   requestId: string;
+  /**
+   * False when the caller knows the plan's whole allowance is smaller than `questions`: the
+   * allowance is then not tried at all (two statements fewer on every balance-paid request).
+   */
+  allowanceMayPay?: boolean;
 }
 
 export type ReserveOutcome =
