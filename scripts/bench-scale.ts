@@ -13,12 +13,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { Redis } from "ioredis";
 import { median } from "../src/bench/stats.js";
 import { buildServices } from "../src/services/build.js";
-import { newTestDatabase, REDIS_TEST_URL, type TestDatabase } from "../src/testing/databases.js";
+import { deleteRedisKeys, newTestDatabase, REDIS_TEST_URL, type TestDatabase } from "../src/testing/databases.js";
 import { tinyFixturePath } from "../src/testing/fixture.js";
-import { startInstance, type Instance } from "../src/testing/instances.js";
+import { startInstance, untilHealthy, type Instance } from "../src/testing/instances.js";
 import { addTestAccount, testConfig } from "../src/testing/server.js";
 
 const { values: args } = parseArgs({
@@ -76,7 +75,7 @@ async function runPhase(phase: Phase, model: string, nodeArgs?: string[]): Promi
       ...(phase.redis ? { JUDGE_REDIS_URL: REDIS_TEST_URL, JUDGE_REDIS_PREFIX: prefix } : {}),
     };
     for (let i = 0; i < phase.instances; i++) instances.push(await startInstance(settings, { nodeArgs }));
-    for (const instance of instances) await healthy(instance);
+    for (const instance of instances) await untilHealthy(instance);
     const result = await load(instances.map((i) => i.url), keys);
     const check = await services.ledger.check();
     if (!check.ok) throw new Error(`ledger check failed after ${phase.name}: ${JSON.stringify(check)}`);
@@ -85,21 +84,8 @@ async function runPhase(phase: Phase, model: string, nodeArgs?: string[]): Promi
     for (const instance of instances) await instance.stop();
     await services.close();
     await database.drop();
-    if (phase.redis) {
-      const redis = new Redis(REDIS_TEST_URL);
-      const keys = await redis.keys(`${prefix}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      redis.disconnect();
-    }
+    if (phase.redis) await deleteRedisKeys(prefix);
   }
-}
-
-async function healthy(instance: Instance): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if ((await fetch(`${instance.url}/health`)).status === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`instance not healthy: ${instance.stderr()}`);
 }
 
 /** Closed loop: each client sends its next request when the last is answered; clients spread over the URLs. */

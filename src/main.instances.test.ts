@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Redis } from "ioredis";
 import { windowStart } from "./limits/types.js";
 import { buildServices, type Services } from "./services/build.js";
 import { adminCall } from "./testing/admin-client.js";
 import { judgmentBody } from "./testing/billing-http.js";
-import { newTestDatabase, REDIS_TEST_URL, type TestDatabase } from "./testing/databases.js";
+import { deleteRedisKeys, newTestDatabase, REDIS_TEST_URL, type TestDatabase } from "./testing/databases.js";
 import { tinyFixturePath } from "./testing/fixture.js";
-import { call, postJudgment, show, type CapturedResponse } from "./testing/http-client.js";
-import { startInstance, type Instance } from "./testing/instances.js";
+import { postJudgment, show, type CapturedResponse } from "./testing/http-client.js";
+import { startInstance, untilHealthy, type Instance } from "./testing/instances.js";
 import { addTestAccount, TEST_ADMIN_TOKEN, testConfig } from "./testing/server.js";
 
 /**
@@ -51,19 +50,8 @@ afterAll(async () => {
   for (const instance of [a, b, holding]) await instance?.kill();
   await services?.close();
   await database?.drop();
-  const redis = new Redis(REDIS_TEST_URL);
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  redis.disconnect();
+  await deleteRedisKeys(prefix);
 });
-
-async function untilHealthy(instance: Instance): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if ((await call(instance.url, "/health")).status === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`instance never became healthy:\n${instance.stderr()}`);
-}
 
 const statuses = (responses: CapturedResponse[]) => {
   const counts: Record<number, number> = {};

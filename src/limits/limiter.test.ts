@@ -3,7 +3,7 @@ import { connect, createServer, type AddressInfo, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { newTestDatabase, REDIS_TEST_URL, type StoreEngine } from "../testing/databases.js";
+import { deleteRedisKeys, newTestDatabase, REDIS_TEST_URL, type StoreEngine } from "../testing/databases.js";
 import { createDatabaseLimiter } from "./database-limiter.js";
 import { createRedisLimiter } from "./redis-limiter.js";
 import { LimiterUnavailableError, type RateLimitDecision, type RateLimiter } from "./types.js";
@@ -37,19 +37,9 @@ async function onRedis(): Promise<Backend> {
     },
     async stop() {
       for (const limiter of limiters) await limiter.close();
-      await deleteKeys(prefix);
+      await deleteRedisKeys(prefix);
     },
   };
-}
-
-async function deleteKeys(prefix: string): Promise<void> {
-  const redis = new Redis(REDIS_TEST_URL);
-  try {
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
-  } finally {
-    redis.disconnect();
-  }
 }
 
 /**
@@ -177,7 +167,7 @@ describe("Redis limiter", () => {
   it("keeps one hash per limited key, expiring when its window ends", async () => {
     const prefix = `test:${process.pid}:${randomUUID()}:`;
     const redis = new Redis(REDIS_TEST_URL);
-    cleanup.push(() => deleteKeys(prefix), async () => redis.disconnect());
+    cleanup.push(() => deleteRedisKeys(prefix), async () => redis.disconnect());
     const decision = await limiterAt(REDIS_TEST_URL, prefix).hit(input);
     const [keys, fields, ttl] = await Promise.all([redis.keys(`${prefix}*`), redis.hgetall(`${prefix}client`), redis.pttl(`${prefix}client`)]);
     expect({ keys, fields: Object.keys(fields).sort(), n: fields.n }).toEqual({ keys: [`${prefix}client`], fields: ["n", "w"], n: "1" });
@@ -209,7 +199,7 @@ describe("Redis limiter", () => {
       inbound.pipe(outbound).pipe(inbound);
     });
     const prefix = `test:${process.pid}:${randomUUID()}:`;
-    cleanup.push(() => deleteKeys(prefix), proxy.stop);
+    cleanup.push(() => deleteRedisKeys(prefix), proxy.stop);
     const url = `redis://127.0.0.1:${proxy.port}`;
     const limiter = limiterAt(url, prefix);
     expect(await limiter.hit(input)).toMatchObject({ allowed: true, remaining: 9 });

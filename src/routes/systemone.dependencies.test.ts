@@ -2,7 +2,7 @@ import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { JudgmentEngine } from "../engine/types.js";
 import { billingState, judgmentBody, moneyTables, waitFor } from "../testing/billing-http.js";
-import { newTestDatabase, REDIS_TEST_URL, STORE_ENGINES } from "../testing/databases.js";
+import { deleteRedisKeys, newTestDatabase, REDIS_TEST_URL, STORE_ENGINES } from "../testing/databases.js";
 import { call, postJudgment, show, type Caller, type CapturedResponse } from "../testing/http-client.js";
 import { expectErrorResponse } from "../testing/route-assertions.js";
 import { addTestAccount, readyTinyEngine, startTestServer, type TestServer, type TestServerOptions } from "../testing/server.js";
@@ -50,15 +50,7 @@ let prefixes = 0;
 /** A Redis key prefix of this test's own, its keys deleted after the test. */
 function redisPrefix(): string {
   const prefix = `judge:test:${process.pid}:${Date.now().toString(36)}:${prefixes++}:`;
-  cleanups.push(async () => {
-    const redis = new Redis(REDIS_TEST_URL);
-    try {
-      const keys = await redis.keys(`${prefix}*`);
-      if (keys.length > 0) await redis.del(...keys);
-    } finally {
-      redis.disconnect();
-    }
-  });
+  cleanups.push(() => deleteRedisKeys(prefix));
   return prefix;
 }
 

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
+import { Redis } from "ioredis";
 import pg from "pg";
 import type { Database } from "../store/database.js";
 import { openPostgres } from "../store/postgres.js";
@@ -103,4 +104,15 @@ export async function dumpTables(database: Database): Promise<Record<string, str
     dump[table] = rows.map((row) => JSON.stringify(row)).sort();
   }
   return dump;
+}
+
+/** Deletes every key of the test Redis under `prefix` (a test's, or a benchmark's, own keys). */
+export async function deleteRedisKeys(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS_TEST_URL);
+  try {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+  } finally {
+    redis.disconnect();
+  }
 }

@@ -72,3 +72,12 @@ export async function startInstance(
     },
   };
 }
+
+/** Resolves once the instance's /health is 200 (its model loaded, its database and Redis answering). */
+export async function untilHealthy(instance: Instance, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await fetch(`${instance.url}/health`).then((r) => r.status, () => 0)) !== 200) {
+    if (Date.now() > deadline) throw new Error(`instance never became healthy:\n${instance.stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -1,6 +1,6 @@
-import type { Services } from "../../services/build.js";
 import { createRoute, z } from "@hono/zod-openapi";
 import { MAX_NAME_LENGTH } from "../../store/types.js";
+import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { summaryView } from "./account-summary.js";
 import { readBody } from "./input.js";

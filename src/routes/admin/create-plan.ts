@@ -1,7 +1,7 @@
-import type { Services } from "../../services/build.js";
 import { createRoute, z } from "@hono/zod-openapi";
 import { PLAN_LIMITS } from "../../store/plans.js";
 import { MAX_NAME_LENGTH } from "../../store/types.js";
+import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { EuroString, micros, readBody } from "./input.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";

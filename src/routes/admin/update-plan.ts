@@ -1,6 +1,6 @@
-import type { Services } from "../../services/build.js";
 import { createRoute, z } from "@hono/zod-openapi";
-import type { PlanInput, Store } from "../../store/types.js";
+import type { PlanInput } from "../../store/types.js";
+import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { planFields } from "./create-plan.js";
 import { micros, readBody } from "./input.js";
