@@ -41,7 +41,7 @@ export async function start(config: Config, options: { engine?: JudgmentEngine }
   log.info("listening", { url: `http://${config.host}:${port}`, model: engine.modelId, store: services.store.dialect, rate_limits: services.limiter.kind });
   await reportParts(services, log);
   if ((await services.keys.count()) === 0) printFirstKeyHelp(config);
-  void Promise.resolve((engine as { ready?: Promise<void> }).ready).then(() => {
+  void Promise.resolve(engine.ready).then(() => {
     const status = engine.status();
     if (status.state === "ready") log.info("model ready", { model: engine.modelId });
     else log.error("model unavailable", { detail: status.state === "failed" ? status.detail : status.state });
@@ -72,12 +72,18 @@ async function reportParts(services: Services, log: Logger): Promise<void> {
 
 /** Stale holds (a crashed process's, or one past its expiry) go back to their accounts. */
 function startSweeper(billing: BillingService, log: Logger, intervalMs: number): NodeJS.Timeout {
+  let running = false;
   const sweep = async () => {
+    // A database that hangs must not pile sweeps up, one per interval.
+    if (running) return;
+    running = true;
     try {
       const swept = await billing.sweep();
       if (swept.reservations > 0) log.warn("released expired reservations", { count: swept.reservations });
     } catch (error) {
       log.error("sweep failed", { detail: String(error) });
+    } finally {
+      running = false;
     }
   };
   void sweep();

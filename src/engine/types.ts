@@ -7,6 +7,8 @@ import type { JudgmentPrompt } from "../judgment/prompt.js";
 export interface JudgmentEngine {
   /** The model's own id, reported in responses. */
   readonly modelId: string;
+  /** Settles when loading has ended, loaded or failed (engines that load nothing may omit it). */
+  readonly ready?: Promise<void>;
   status(): EngineStatus;
   /** Tokenises the prompt and checks it against the budgets; throws `BudgetError`. */
   prepare(prompt: JudgmentPrompt): PreparedJudgment;
