@@ -112,7 +112,10 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     close: () => db.destroy(),
   };
   try {
-    await sql.raw(`CREATE SCHEMA IF NOT EXISTS "${schema}"`).execute(db);
+    // Only when missing: PostgreSQL checks the CREATE privilege before IF NOT EXISTS, and a role
+    // on a managed database may use its schema without being allowed to create one.
+    const found = await sql<{ one: number }>`SELECT 1 AS one FROM pg_namespace WHERE nspname = ${schema}`.execute(db);
+    if (found.rows.length === 0) await sql.raw(`CREATE SCHEMA IF NOT EXISTS "${schema}"`).execute(db);
   } catch (error) {
     // Another instance created it at the same moment (IF NOT EXISTS does not serialise that).
     if (["23505", "42P06"].includes(code(error))) return database;
