@@ -45,6 +45,25 @@ function exactlyOne(result: { numUpdatedRows: bigint }, what: string): void {
   if (result.numUpdatedRows !== 1n) throw new Error(`billing records are inconsistent: ${what} changed ${result.numUpdatedRows} rows`);
 }
 
+function theOnly<T>(rows: T[], what: string): T {
+  if (rows.length !== 1) throw new Error(`billing records are inconsistent: ${what} changed ${rows.length} rows`);
+  return rows[0];
+}
+
+/**
+ * A standing with the parts a locking statement just returned. The locking UPDATEs return what
+ * they changed, so neither transaction reads again while it holds an account's or a period's row
+ * lock: one account's requests take turns on that lock, and each holds it for fewer round trips.
+ */
+function withChanged(standing: Standing, changed: { used?: number; reserved?: number; balance_micro?: number; reserved_micro?: number }): Standing {
+  return {
+    planUsed: changed.used === undefined ? standing.planUsed : changed.used + changed.reserved!,
+    allowance: standing.allowance,
+    balanceMicro: changed.balance_micro ?? standing.balanceMicro,
+    heldMicro: changed.reserved_micro ?? standing.heldMicro,
+  };
+}
+
 /** The balance and the period's usage of one account, as headers report them. */
 export async function readStanding(q: Queries, accountId: string, periodStart: number): Promise<Standing | undefined> {
   const row = await q
@@ -71,7 +90,7 @@ export async function readStanding(q: Queries, accountId: string, periodStart: n
 export function createBillingRepository(database: Database, now: () => number, reservationTtlMs: number): BillingRepository {
   const { db } = database;
 
-  const holdOnPlan = async (trx: Queries, input: HoldRequest): Promise<boolean> => {
+  const holdOnPlan = async (trx: Queries, input: HoldRequest) => {
     const { accountId, periodStart, questions } = input;
     await trx
       .insertInto("plan_usage")
@@ -84,35 +103,38 @@ export function createBillingRepository(database: Database, now: () => number, r
       .innerJoin("plans as p", "p.id", "a.plan_id")
       .select("p.allowance_questions")
       .where("a.id", "=", accountId);
-    const onPlan = await trx
+    return trx
       .updateTable("plan_usage")
       .set({ reserved: sql`reserved + ${questions}` })
       .where("account_id", "=", accountId)
       .where("period_start", "=", periodStart)
       .where(sql<number>`used + reserved + ${questions}`, "<=", allowance)
+      .returning(["used", "reserved"])
       .executeTakeFirst();
-    return onPlan.numUpdatedRows === 1n;
   };
 
-  const hold = async (trx: Queries, input: HoldRequest): Promise<BilledTo> => {
-    if (input.allowanceMayPay !== false && (await holdOnPlan(trx, input))) return "plan";
+  /** Who pays, and the row that paying changed (its lock now held until commit). */
+  const hold = async (trx: Queries, input: HoldRequest) => {
+    const onPlan = input.allowanceMayPay === false ? undefined : await holdOnPlan(trx, input);
+    if (onPlan) return { billedTo: "plan" as const, changed: onPlan };
     const { accountId, amountMicro } = input;
     const onBalance = await trx
       .updateTable("accounts")
       .set({ reserved_micro: sql`reserved_micro + ${amountMicro}` })
       .where("id", "=", accountId)
       .where(sql<number>`balance_micro - reserved_micro`, ">=", amountMicro)
+      .returning(["balance_micro", "reserved_micro"])
       .executeTakeFirst();
-    if (onBalance.numUpdatedRows === 1n) return "balance";
+    if (onBalance) return { billedTo: "balance" as const, changed: onBalance };
     throw new NothingCanPay();
   };
 
   const reserve = async (input: HoldRequest): Promise<ReserveOutcome> => {
     try {
       return await database.transaction(async (trx) => {
-        const exists = await trx.selectFrom("accounts").select("id").where("id", "=", input.accountId).executeTakeFirst();
-        if (!exists) return { ok: false, reason: "account_not_found" } as const;
-        const billedTo = await hold(trx, input);
+        const before = await readStanding(trx, input.accountId, input.periodStart);
+        if (!before) return { ok: false, reason: "account_not_found" } as const;
+        const { billedTo, changed } = await hold(trx, input);
         const at = now();
         const row: ReservationRow = {
           id: newId("res"),
@@ -126,8 +148,7 @@ export function createBillingRepository(database: Database, now: () => number, r
           expires_at: at + reservationTtlMs,
         };
         await trx.insertInto("reservations").values({ ...row, created_at: at }).execute();
-        const standing = (await readStanding(trx, input.accountId, input.periodStart))!;
-        return { ok: true, reservation: toReservation(row), standing } as const;
+        return { ok: true, reservation: toReservation(row), standing: withChanged(before, changed) } as const;
       });
     } catch (error) {
       if (!(error instanceof NothingCanPay)) throw error;
@@ -168,22 +189,9 @@ export function createBillingRepository(database: Database, now: () => number, r
       if (!row) return undefined;
       const at = now();
       const plan = row.billed_to === "plan";
-      const moved = plan
-        ? await trx
-            .updateTable("plan_usage")
-            .set({ reserved: sql`reserved - ${row.questions}`, used: sql`used + ${row.questions}` })
-            .where("account_id", "=", row.account_id)
-            .where("period_start", "=", row.period_start)
-            .executeTakeFirst()
-        : await trx
-            .updateTable("accounts")
-            .set({
-              reserved_micro: sql`reserved_micro - ${row.amount_micro}`,
-              balance_micro: sql`balance_micro - ${row.amount_micro}`,
-            })
-            .where("id", "=", row.account_id)
-            .executeTakeFirst();
-      exactlyOne(moved, "settle");
+      const period = standingPeriodStart ?? row.period_start;
+      // Everything that needs no lock on the account's or the period's row comes first.
+      const before = (await readStanding(trx, row.account_id, period))!;
       await trx
         .insertInto("ledger")
         .values({
@@ -197,7 +205,32 @@ export function createBillingRepository(database: Database, now: () => number, r
           request_id: row.request_id,
         })
         .execute();
-      const result = { billedTo: row.billed_to, standing: (await readStanding(trx, row.account_id, standingPeriodStart ?? row.period_start))! };
+      const changed = plan
+        ? theOnly(
+            await trx
+              .updateTable("plan_usage")
+              .set({ reserved: sql`reserved - ${row.questions}`, used: sql`used + ${row.questions}` })
+              .where("account_id", "=", row.account_id)
+              .where("period_start", "=", row.period_start)
+              .returning(["used", "reserved"])
+              .execute(),
+            "settle",
+          )
+        : theOnly(
+            await trx
+              .updateTable("accounts")
+              .set({
+                reserved_micro: sql`reserved_micro - ${row.amount_micro}`,
+                balance_micro: sql`balance_micro - ${row.amount_micro}`,
+              })
+              .where("id", "=", row.account_id)
+              .returning(["balance_micro", "reserved_micro"])
+              .execute(),
+            "settle",
+          );
+      // A hold settled after its period ended changed the old period's usage, not the one reported.
+      const reported = plan && period !== row.period_start ? before : withChanged(before, changed);
+      const result = { billedTo: row.billed_to, standing: reported };
       if (idempotency) {
         await trx
           .updateTable("idempotency_keys")
