@@ -65,7 +65,7 @@ const route = createRoute({
         409: "A request with the same Idempotency-Key is still running.",
         413: "Request body larger than 256 KB.",
         429: "Rate limit exceeded; retry after Retry-After seconds.",
-        502: "The model is unavailable, failed or timed out; nothing is charged.",
+        502: "The model, the database or Redis (when it counts the rate limits) is unavailable, failed or timed out (model_unavailable, model_failed, model_timeout, database_unavailable, rate_limiter_unavailable); nothing is charged.",
       },
       {
         400: rateLimitHeaders,

@@ -24,8 +24,10 @@ export function addRoute(api: AdminApi, route: RouteConfig & { getRoutingPath():
 const NOT_FOUND_EXPLAINED =
   "Also the answer to any request without the admin token: the admin API is indistinguishable from an unknown path.";
 
-/** Error responses of an admin route: 404 is always among them (see NOT_FOUND_EXPLAINED). */
-export function adminErrors<S extends Exclude<ErrorStatus, 404>>(notFound: string, others: Record<S, string> = {} as Record<S, string>) {
-  const descriptions = { ...others, 404: `${notFound} ${NOT_FOUND_EXPLAINED}`.trim() } as Record<S | 404, string>;
+const DATABASE_DOWN = "The database cannot be reached or did not answer in time (database_unavailable).";
+
+/** Error responses of an admin route: 404 (see NOT_FOUND_EXPLAINED) and 502 are always among them. */
+export function adminErrors<S extends Exclude<ErrorStatus, 404 | 502>>(notFound: string, others: Record<S, string> = {} as Record<S, string>) {
+  const descriptions = { ...others, 404: `${notFound} ${NOT_FOUND_EXPLAINED}`.trim(), 502: DATABASE_DOWN } as Record<S | 404 | 502, string>;
   return errorResponses(descriptions, {}, AdminErrorBody);
 }
