@@ -41,10 +41,6 @@ class NothingCanPay extends Error {}
  * records were altered behind the service's back, and the transaction is rolled back rather
  * than writing a ledger entry that no balance or usage reflects.
  */
-function exactlyOne(result: { numUpdatedRows: bigint }, what: string): void {
-  if (result.numUpdatedRows !== 1n) throw new Error(`billing records are inconsistent: ${what} changed ${result.numUpdatedRows} rows`);
-}
-
 function theOnly<T>(rows: T[], what: string): T {
   if (rows.length !== 1) throw new Error(`billing records are inconsistent: ${what} changed ${rows.length} rows`);
   return rows[0];
@@ -65,7 +61,7 @@ function withChanged(standing: Standing, changed: { used?: number; reserved?: nu
 }
 
 /** The balance and the period's usage of one account, as headers report them. */
-export async function readStanding(q: Queries, accountId: string, periodStart: number): Promise<Standing | undefined> {
+async function readStanding(q: Queries, accountId: string, periodStart: number): Promise<Standing | undefined> {
   const row = await q
     .selectFrom("accounts as a")
     .innerJoin("plans as p", "p.id", "a.plan_id")
@@ -166,20 +162,22 @@ export function createBillingRepository(database: Database, now: () => number, r
     database.transaction(async (trx) => {
       const row = await take(trx, reservationId);
       if (!row) return false;
-      const result =
+      const changed =
         row.billed_to === "plan"
           ? await trx
               .updateTable("plan_usage")
               .set({ reserved: sql`reserved - ${row.questions}` })
               .where("account_id", "=", row.account_id)
               .where("period_start", "=", row.period_start)
-              .executeTakeFirst()
+              .returning("account_id")
+              .execute()
           : await trx
               .updateTable("accounts")
               .set({ reserved_micro: sql`reserved_micro - ${row.amount_micro}` })
               .where("id", "=", row.account_id)
-              .executeTakeFirst();
-      exactlyOne(result, "release");
+              .returning("id")
+              .execute();
+      theOnly<unknown>(changed, "release");
       return true;
     });
 
