@@ -53,10 +53,11 @@ async function main(): Promise<void> {
   const rawTokens = raw.tokenize(state(0));
   const engine = createLlamaEngine({ model: modelPath, modelsDir: "models", contextSize: 8192, maxRequestTokens: 65536, threads });
   await engine.ready;
-  if (engine.status().state !== "ready") throw new Error(JSON.stringify(engine.status()));
+  const status = await engine.status();
+  if (status.state !== "ready") throw new Error(JSON.stringify(status));
 
   const timeRequest = async (variant: number, questions: Question[]) => {
-    const prepared = engine.prepare(buildPrompt(state(variant), questions));
+    const prepared = await engine.prepare(buildPrompt(state(variant), questions));
     const result = await engine.evaluate(prepared);
     return { ms: result.timingMs, tokens: result.inputTokens };
   };

@@ -9,6 +9,10 @@ import { z } from "zod";
 export const DEFAULT_MODEL =
   "hf:Qwen/Qwen2.5-1.5B-Instruct-GGUF/qwen2.5-1.5b-instruct-q4_k_m.gguf";
 
+export const ENGINE_KINDS = ["llama", "llama-server", "vllm", "sglang", "systemone"] as const;
+export type EngineChoice = (typeof ENGINE_KINDS)[number];
+export type GpuChoice = "auto" | "cuda" | "vulkan" | "metal" | "off";
+
 const integer = (fallback: number, min: number, max: number) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
 
@@ -33,6 +37,30 @@ const ConfigSchema = z.object({
     .optional(),
   /** Prefix of every Redis key this service writes, so deployments can share a Redis. */
   JUDGE_REDIS_PREFIX: z.string().min(1).max(100).default("judge:rl:"),
+  /** Which engine reads the probabilities: in-process llama.cpp, or a server (see the README's "Engines"). */
+  JUDGE_ENGINE: z.enum(ENGINE_KINDS).default("llama"),
+  /** The engine server's base URL (every engine but `llama`); may carry a path, e.g. an upstream's /v1 root. */
+  JUDGE_ENGINE_URL: z
+    .string()
+    .regex(/^https?:\/\/[^\s]+$/, "must be an http:// or https:// URL")
+    .transform((url) => url.replace(/\/+$/, ""))
+    .optional(),
+  /** Bearer key sent to the engine server (an upstream API key for `systemone`). */
+  JUDGE_ENGINE_KEY: z.string().min(1).optional(),
+  /** Longest one call to the engine server may take; past it the request gets 502, uncharged. */
+  JUDGE_ENGINE_TIMEOUT_MS: integer(10_000, 100, 600_000),
+  /** vllm/sglang: the model's tokenizer_config.json (chat template, BOS/EOS), as the server reads it; ChatML without it. */
+  JUDGE_ENGINE_TOKENIZER_CONFIG: z.string().min(1).optional(),
+  /** The model name sent to the engine server (vllm's `model`, the upstream's `model`); asked of the server when unset. */
+  JUDGE_ENGINE_MODEL: z.string().min(1).optional(),
+  /** systemone gateway: the upstream's limits; a request over them is a 400 before anything is sent or held. */
+  JUDGE_UPSTREAM_MAX_OPTIONS: integer(255, 2, 255),
+  JUDGE_UPSTREAM_MAX_LEVELS: integer(10, 2, 10),
+  JUDGE_UPSTREAM_MAX_QUESTIONS: integer(64, 1, 1024),
+  /** In-process: which llama.cpp backend; `auto` uses a GPU when node-llama-cpp finds one. */
+  JUDGE_GPU: z.enum(["auto", "cuda", "vulkan", "metal", "off"]).default("auto"),
+  /** In-process: states kept cached at once (sequences of the context); a request goes to the slot sharing its longest prefix. */
+  JUDGE_SLOTS: integer(4, 1, 64),
   /** A local GGUF path or an `hf:` URI. */
   JUDGE_MODEL: z.string().min(1).default(DEFAULT_MODEL),
   /** Where downloaded models are cached. */
@@ -74,6 +102,9 @@ export interface Config {
   dbStatementTimeoutMs: number;
   redisUrl?: string;
   redisPrefix: string;
+  engine: EngineSettings;
+  gpu: GpuChoice;
+  slots: number;
   model: string;
   modelsDir: string;
   modelId?: string;
@@ -89,6 +120,17 @@ export interface Config {
   logLevel: RawConfig["JUDGE_LOG_LEVEL"];
 }
 
+/** How to reach a remote engine; `url` is set for every kind but `llama`. */
+export interface EngineSettings {
+  kind: EngineChoice;
+  url?: string;
+  key?: string;
+  timeoutMs: number;
+  tokenizerConfigPath?: string;
+  upstreamModel?: string;
+  upstreamLimits: { options: number; levels: number; questions: number };
+}
+
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const result = ConfigSchema.safeParse(env);
   if (!result.success) {
@@ -96,6 +138,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new Error(`Invalid configuration:\n  ${problems.join("\n  ")}`);
   }
   const raw = result.data;
+  if (raw.JUDGE_ENGINE !== "llama" && !raw.JUDGE_ENGINE_URL) {
+    throw new Error(`Invalid configuration:\n  JUDGE_ENGINE_URL: required when JUDGE_ENGINE is ${raw.JUDGE_ENGINE}`);
+  }
   return {
     host: raw.JUDGE_HOST,
     port: raw.JUDGE_PORT,
@@ -105,6 +150,21 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     dbStatementTimeoutMs: raw.JUDGE_DB_STATEMENT_TIMEOUT_MS,
     redisUrl: raw.JUDGE_REDIS_URL,
     redisPrefix: raw.JUDGE_REDIS_PREFIX,
+    engine: {
+      kind: raw.JUDGE_ENGINE,
+      url: raw.JUDGE_ENGINE_URL,
+      key: raw.JUDGE_ENGINE_KEY,
+      timeoutMs: raw.JUDGE_ENGINE_TIMEOUT_MS,
+      tokenizerConfigPath: raw.JUDGE_ENGINE_TOKENIZER_CONFIG,
+      upstreamModel: raw.JUDGE_ENGINE_MODEL,
+      upstreamLimits: {
+        options: raw.JUDGE_UPSTREAM_MAX_OPTIONS,
+        levels: raw.JUDGE_UPSTREAM_MAX_LEVELS,
+        questions: raw.JUDGE_UPSTREAM_MAX_QUESTIONS,
+      },
+    },
+    gpu: raw.JUDGE_GPU,
+    slots: raw.JUDGE_SLOTS,
     model: raw.JUDGE_MODEL,
     modelsDir: raw.JUDGE_MODELS_DIR,
     modelId: raw.JUDGE_MODEL_ID,

@@ -1,4 +1,10 @@
-import { BudgetError, EngineFailedError, EngineUnavailableError, RequestAbortedError } from "./engine/types.js";
+import {
+  BudgetError,
+  EngineFailedError,
+  EngineUnavailableError,
+  RequestAbortedError,
+  UpstreamRejectedError,
+} from "./engine/types.js";
 import { LimiterUnavailableError } from "./limits/types.js";
 import { UnknownAccountError } from "./services/errors.js";
 import { StoreError } from "./store/errors.js";
@@ -16,6 +22,10 @@ export const ERROR_STATUS = {
   over_budget: 400,
   invalid_idempotency_key: 400,
   idempotency_key_reused: 400,
+  /** Gateway only: the request is over the upstream server's limits (options, levels, questions); nothing was sent. */
+  over_upstream_limit: 400,
+  /** Gateway only: the upstream refused the request itself (its 4xx); its message is quoted. */
+  upstream_rejected: 400,
   missing_api_key: 401,
   invalid_api_key: 401,
   insufficient_funds: 402,
@@ -76,6 +86,7 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof BudgetError) return new ApiError("over_budget", error.message);
   if (error instanceof EngineUnavailableError) return new ApiError("model_unavailable", error.message);
   if (error instanceof EngineFailedError) return new ApiError("model_failed", error.message);
+  if (error instanceof UpstreamRejectedError) return new ApiError("upstream_rejected", error.message);
   if (error instanceof RequestAbortedError) return new ApiError("client_closed_request", error.message);
   if (error instanceof LimiterUnavailableError) return new ApiError("rate_limiter_unavailable", `${error.message}; nothing was charged`);
   if (error instanceof UnknownAccountError) return new ApiError("invalid_api_key", "invalid or revoked API key");

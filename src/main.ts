@@ -41,8 +41,8 @@ export async function start(config: Config, options: { engine?: JudgmentEngine }
   log.info("listening", { url: `http://${config.host}:${port}`, model: engine.modelId, store: services.store.dialect, rate_limits: services.limiter.kind });
   await reportParts(services, log);
   if ((await services.keys.count()) === 0) printFirstKeyHelp(config);
-  void Promise.resolve(engine.ready).then(() => {
-    const status = engine.status();
+  void Promise.resolve(engine.ready).then(async () => {
+    const status = await engine.status();
     if (status.state === "ready") log.info("model ready", { model: engine.modelId });
     else log.error("model unavailable", { detail: status.state === "failed" ? status.detail : status.state });
   });

@@ -39,7 +39,7 @@ afterAll(async () => {
 });
 
 async function engineProbabilities(state: unknown, questions: Question[]): Promise<number[][]> {
-  const result = await engine.evaluate(engine.prepare(buildPrompt(state, questions)));
+  const result = await engine.evaluate(await engine.prepare(buildPrompt(state, questions)));
   return result.labelLogProbs.map((lps) => normalise(lps, 1));
 }
 
@@ -113,22 +113,22 @@ describe("answers depend only on the state and the question itself", () => {
 });
 
 describe("budgets and counting", () => {
-  it("counts the prefix once plus each question's own tokens", () => {
-    const one = engine.prepare(buildPrompt(STATE, [choice(3)])).inputTokens;
-    const two = engine.prepare(buildPrompt(STATE, [choice(3), choice(3)])).inputTokens;
+  it("counts the prefix once plus each question's own tokens", async () => {
+    const one = (await engine.prepare(buildPrompt(STATE, [choice(3)]))).inputTokens;
+    const two = (await engine.prepare(buildPrompt(STATE, [choice(3), choice(3)]))).inputTokens;
     const prefixOnly = one - (two - one);
     expect(prefixOnly, `one question: ${one}, two: ${two}`).toBeGreaterThan(0);
     expect(two - one, `one question: ${one}, two: ${two}`).toBeGreaterThan(0);
   });
 
-  it("refuses a state over the context budget before running the model", () => {
+  it("refuses a state over the context budget before running the model", async () => {
     const huge = "word ".repeat(10_000);
-    expect(() => engine.prepare(buildPrompt(huge, [choice(2)]))).toThrow(BudgetError);
+    await expect(engine.prepare(buildPrompt(huge, [choice(2)]))).rejects.toThrow(BudgetError);
   });
 
   it("builds answers whose probabilities sum to 1", async () => {
     const questions = [choice(5), score(4)];
-    const result = await engine.evaluate(engine.prepare(buildPrompt(STATE, questions)));
+    const result = await engine.evaluate(await engine.prepare(buildPrompt(STATE, questions)));
     const answers = questions.map((q, i) => buildAnswer(q, result.labelLogProbs[i], NEUTRAL_TEMPERATURES));
     for (const answer of answers) {
       if (answer.type === "noul") continue;
@@ -156,7 +156,7 @@ describe("a broken model", () => {
     const broken = createLlamaEngine({ model: file, modelsDir: ".", contextSize: 1024, maxRequestTokens: 10_000, threads: 1 });
     await broken.ready;
     const prompt = buildPrompt(STATE, [choice(3)]);
-    const failure = await broken.evaluate(broken.prepare(prompt)).catch((error: unknown) => error);
+    const failure = await broken.evaluate(await broken.prepare(prompt)).catch((error: unknown) => error);
     expect(failure, String(failure)).toBeInstanceOf(EngineFailedError);
     expect(String(failure)).toMatch(/non-finite/);
     await broken.close();

@@ -26,6 +26,7 @@ import {
   EngineFailedError,
   EngineUnavailableError,
   RequestAbortedError,
+  throwIfAborted,
   type EngineResult,
   type EngineStatus,
   type JudgmentEngine,
@@ -58,6 +59,7 @@ interface PreparedQuestion {
 }
 
 class PreparedLlamaJudgment implements PreparedJudgment {
+  readonly inputTokensExact = true;
   constructor(
     readonly prefixTokens: Token[],
     readonly questions: PreparedQuestion[],
@@ -93,9 +95,11 @@ export function createLlamaEngine(options: LlamaEngineOptions): JudgmentEngine &
 
   return {
     modelId,
+    description: { kind: "llama", backend: "cpu", slots: 1 },
     ready,
     status: () => status,
-    prepare(prompt) {
+    async prepare(prompt, signal) {
+      throwIfAborted(signal);
       return prepareJudgment(requireLoaded(), prompt, options);
     },
     async evaluate(prepared, signal) {
@@ -154,7 +158,7 @@ function prepareJudgment(loaded: Loaded, prompt: JudgmentPrompt, options: LlamaE
     if (needed > budget) {
       throw new BudgetError(
         `the state and question need ${needed} tokens, over the model's context budget of ${budget}`,
-        { cause: { questionIndex: index } },
+        index,
       );
     }
     inputTokens += tokens.length + branchTokenCount(trie);
@@ -174,14 +178,14 @@ async function evaluateJudgment(
   signal: AbortSignal | undefined,
 ): Promise<EngineResult> {
   // A request whose client left while it waited in the queue costs the model nothing.
-  throwIfClientLeft(signal);
+  throwIfAborted(signal);
   const started = performance.now();
   const brancher = createSequenceBrancher(loaded.sequence);
   try {
     await brancher.reuseOrEvaluatePrefix(prepared.prefixTokens);
     const labelLogProbs: number[][] = [];
     for (const question of prepared.questions) {
-      throwIfClientLeft(signal);
+      throwIfAborted(signal);
       const logProbs = await readLabelLogProbs(brancher, question.trie, question.tokens, question.labelCount);
       // −∞ is a label the model rules out; NaN or +∞ means broken weights, never an answer.
       if (logProbs.some((lp) => Number.isNaN(lp) || lp === Infinity)) throw new Error("the model produced non-finite logits");
@@ -195,10 +199,6 @@ async function evaluateJudgment(
     if (error instanceof RequestAbortedError) throw error;
     throw new EngineFailedError(`the model failed while evaluating: ${messageOf(error)}`, { cause: error });
   }
-}
-
-function throwIfClientLeft(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new RequestAbortedError("the client closed the request before it was answered");
 }
 
 /**

@@ -2,19 +2,35 @@ import type { JudgmentPrompt } from "../judgment/prompt.js";
 
 /**
  * The engine reads label probabilities from a language model. It is split in two steps so the
- * exact token count (and so the exact charge) is known before the model runs.
+ * charge is known (exactly, or as an upper bound) before the model runs.
  */
 export interface JudgmentEngine {
   /** The model's own id, reported in responses. */
   readonly modelId: string;
+  /** Which engine serves, on what (logged at start and shown by /health). */
+  readonly description: EngineDescription;
   /** Settles when loading has ended, loaded or failed (engines that load nothing may omit it). */
   readonly ready?: Promise<void>;
-  status(): EngineStatus;
-  /** Tokenises the prompt and checks it against the budgets; throws `BudgetError`. */
-  prepare(prompt: JudgmentPrompt): PreparedJudgment;
-  /** Runs the model; throws `EngineUnavailableError` or `EngineFailedError`. */
+  /** Remote engines ask their server (bounded by their timeout); /health awaits this. */
+  status(): EngineStatus | Promise<EngineStatus>;
+  /**
+   * Tokenises the prompt (over HTTP for remote engines) and checks it against the budgets;
+   * throws `BudgetError`, or `RequestAbortedError` once `signal` aborts.
+   */
+  prepare(prompt: JudgmentPrompt, signal?: AbortSignal): Promise<PreparedJudgment>;
+  /** Runs the model; throws `EngineUnavailableError`, `EngineFailedError` or `UpstreamRejectedError`. */
   evaluate(prepared: PreparedJudgment, signal?: AbortSignal): Promise<EngineResult>;
   close(): Promise<void>;
+}
+
+export type EngineKind = "llama" | "llama-server" | "vllm" | "sglang" | "systemone";
+
+export interface EngineDescription {
+  kind: EngineKind;
+  /** In-process: the compute backend (cpu, cuda, vulkan, metal); remote: the server's URL, no credentials. */
+  backend: string;
+  /** States kept cached at once (in-process slots, llama-server slots); absent where the server decides. */
+  slots?: number;
 }
 
 export type EngineStatus =
@@ -23,13 +39,19 @@ export type EngineStatus =
   | { state: "failed"; detail: string };
 
 export interface PreparedJudgment {
-  /** Tokens the model will read: the shared prefix once plus each question's own tokens. */
+  /**
+   * Tokens to hold the charge for: exactly what the model will read (the shared prefix once plus
+   * each question's own tokens) when `inputTokensExact`, otherwise an upper bound of it.
+   */
   readonly inputTokens: number;
+  /** False for engines that cannot count before asking (the gateway); the result then says what was read. */
+  readonly inputTokensExact: boolean;
 }
 
 export interface EngineResult {
   /** Per question (in prompt order), log P(label) for each label, by the chain rule over its tokens. */
   labelLogProbs: number[][];
+  /** Tokens read: equal to the prepared count when it was exact; what the upstream reports otherwise. */
   inputTokens: number;
   /** Time the model spent evaluating, excluding time waiting for the model. */
   timingMs: number;
@@ -38,19 +60,34 @@ export interface EngineResult {
 /** The request does not fit the model's context or the per-request token budget (a 400). */
 export class BudgetError extends Error {
   override name = "BudgetError";
+  /** The question (index in prompt order) that does not fit, when one question is the cause. */
+  readonly questionIndex?: number;
+  constructor(message: string, questionIndex?: number) {
+    super(message);
+    this.questionIndex = questionIndex;
+  }
 }
 
-/** The model is not loaded (yet), or failed to load (a 502). */
+/** The model is not loaded (yet), failed to load, or its server cannot be reached (a 502). */
 export class EngineUnavailableError extends Error {
   override name = "EngineUnavailableError";
 }
 
-/** The model failed while evaluating (a 502). */
+/** The model failed while evaluating, or its server answered with something unusable (a 502). */
 export class EngineFailedError extends Error {
   override name = "EngineFailedError";
+}
+
+/** An upstream refused the request itself (its 4xx): the client's request is at fault (a 400). */
+export class UpstreamRejectedError extends Error {
+  override name = "UpstreamRejectedError";
 }
 
 /** The client went away; nothing was answered (the status is never seen, but it is logged). */
 export class RequestAbortedError extends Error {
   override name = "RequestAbortedError";
+}
+
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new RequestAbortedError("the client closed the request before it was answered");
 }

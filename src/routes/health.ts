@@ -41,7 +41,7 @@ const route = createRoute({
 export function registerHealth(app: App, deps: { engine: JudgmentEngine; health: HealthService }): void {
   app.openapi(route, async (c) => {
     const { engine } = deps;
-    const status = engine.status();
+    const status = await engine.status();
     const { database, rateLimiter } = await deps.health.check();
     const model: PartHealth =
       status.state === "ready"

@@ -33,7 +33,7 @@ describe.each(STORE_ENGINES)("on %s", (storeEngine) => {
           plan,
           balanceMicro,
           engine: faultEngine({
-            prepare: () => ({ inputTokens: 500 }),
+            prepare: () => ({ inputTokens: 500, inputTokensExact: true }),
             evaluate: async () => {
               holdSeen = JSON.stringify(await billingState(s, s.accountId));
               throw new EngineFailedError("injected: the model failed while evaluating");

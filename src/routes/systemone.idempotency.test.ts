@@ -37,6 +37,7 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     const stalling = billing.engine;
     flaky = {
       modelId: billing.inner.modelId,
+      description: billing.inner.description,
       status: () => stalling.status(),
       prepare: (prompt) => {
         if (unavailable) throw new EngineUnavailableError("the model is not available (injected)");

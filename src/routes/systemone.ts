@@ -100,7 +100,7 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
     const replay = claim ? await claimIdempotencyKey(deps.billing, claim) : undefined;
     if (replay) return c.body(replay.body, 200, { ...JSON_TYPE, ...billingHeaders(replay), "idempotent-replayed": "true" });
     try {
-      const prepared = prepareOrExplain(deps.engine, request.state, questions, ids);
+      const prepared = await prepareOrExplain(deps.engine, request.state, questions, ids, c.req.raw.signal, deps.requestTimeoutMs);
       const reservation = await reserveOrRefuse(deps.billing, caller, {
         questions: questions.length,
         inputTokens: prepared.inputTokens,
@@ -177,13 +177,24 @@ export function parseJudgmentRequest(body: unknown, deps: Pick<SystemOneDeps, "e
   return request;
 }
 
-function prepareOrExplain(engine: JudgmentEngine, state: unknown, questions: Question[], ids: string[]) {
+/** Tokenising may ask the engine's server, so it is bounded like the model call and ends with the client. */
+async function prepareOrExplain(
+  engine: JudgmentEngine,
+  state: unknown,
+  questions: Question[],
+  ids: string[],
+  clientSignal: AbortSignal,
+  timeoutMs: number,
+) {
+  const timeout = AbortSignal.timeout(timeoutMs);
   try {
-    return engine.prepare(buildPrompt(state, questions));
+    return await engine.prepare(buildPrompt(state, questions), AbortSignal.any([clientSignal, timeout]));
   } catch (error) {
+    if (error instanceof RequestAbortedError && timeout.aborted && !clientSignal.aborted) {
+      throw new ApiError("model_timeout", `the model did not answer within ${timeoutMs} ms; nothing was charged`);
+    }
     if (!(error instanceof BudgetError)) throw error;
-    const index = (error.cause as { questionIndex?: number } | undefined)?.questionIndex;
-    const which = index === undefined ? "" : `question ${JSON.stringify(ids[index])}: `;
+    const which = error.questionIndex === undefined ? "" : `question ${JSON.stringify(ids[error.questionIndex])}: `;
     throw new ApiError("over_budget", which + error.message);
   }
 }

@@ -21,8 +21,9 @@ export interface FaultEngineOptions {
 export function faultEngine(options: FaultEngineOptions): JudgmentEngine {
   return {
     modelId: options.modelId ?? "fault-model",
+    description: { kind: "llama", backend: "test" },
     status: () => options.status ?? { state: "ready" },
-    prepare: options.prepare ?? (() => ({ inputTokens: 1 })),
+    prepare: async () => (options.prepare ? options.prepare() : { inputTokens: 1, inputTokensExact: true }),
     evaluate: options.evaluate ?? (() => Promise.reject(new Error("fault engine: evaluate not configured"))),
     close: async () => undefined,
   };

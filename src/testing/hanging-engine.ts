@@ -17,8 +17,9 @@ export function hangingEngine(options: { inputTokens?: number; modelId?: string 
   let aborted = 0;
   return {
     modelId: options.modelId ?? "hanging-model",
+    description: { kind: "llama", backend: "test" },
     status: () => ({ state: "ready" }),
-    prepare: (): PreparedJudgment => ({ inputTokens: options.inputTokens ?? 100 }),
+    prepare: async (): Promise<PreparedJudgment> => ({ inputTokens: options.inputTokens ?? 100, inputTokensExact: true }),
     evaluate(_prepared: PreparedJudgment, signal?: AbortSignal): Promise<EngineResult> {
       calls++;
       signal?.addEventListener("abort", () => aborted++, { once: true });

@@ -30,8 +30,11 @@ export function createStallingEngine(inner: JudgmentEngine): StallingEngine {
     get modelId() {
       return inner.modelId;
     },
+    get description() {
+      return inner.description;
+    },
     status: () => inner.status(),
-    prepare: (prompt) => inner.prepare(prompt),
+    prepare: (prompt, signal) => inner.prepare(prompt, signal),
     async evaluate(prepared: PreparedJudgment, signal?: AbortSignal): Promise<EngineResult> {
       evaluations++;
       const current = gate;
