@@ -107,16 +107,20 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
         requestId,
       });
       let text: string;
+      let billedTokens: number;
       try {
         const result = await evaluateWithin(deps.engine, prepared, c.req.raw.signal, deps.requestTimeoutMs);
         // A client gone by now would never receive the answer, so it must not pay for it.
         if (c.req.raw.signal.aborted) throw new RequestAbortedError("the client closed the request before it was answered");
-        text = JSON.stringify(responseBody(deps, request.include_logits === true, questions, ids, result));
+        // A hold for an upper bound (the gateway) is settled at what was read, never above the hold.
+        billedTokens = prepared.inputTokensExact ? prepared.inputTokens : Math.min(result.inputTokens, prepared.inputTokens);
+        text = JSON.stringify(responseBody(deps, request.include_logits === true, questions, ids, { ...result, inputTokens: billedTokens }));
       } catch (error) {
         await releaseQuietly(deps.billing, reservation.id);
         throw error;
       }
-      const settled = await deps.billing.settle(reservation, claim ? { key: claim.key, body: text } : undefined);
+      const actual = prepared.inputTokensExact ? undefined : billedTokens;
+      const settled = await deps.billing.settle(reservation, claim ? { key: claim.key, body: text } : undefined, actual);
       if (!settled) throw new ApiError("model_timeout", "the request outlived its reservation; nothing was charged");
       return c.body(text, 200, { ...JSON_TYPE, ...billingHeaders(settled) });
     } catch (error) {

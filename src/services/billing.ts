@@ -1,6 +1,6 @@
 import { chargeFor, formatEuros } from "../billing/money.js";
 import { periodContaining } from "../billing/periods.js";
-import type { AccountTerms, BilledTo, IdempotencyClaim, Reservation, Standing, Store } from "../store/types.js";
+import type { AccountTerms, BilledTo, IdempotencyClaim, Reservation, SettledCharge, Standing, Store } from "../store/types.js";
 import { InsufficientFundsError, UnknownAccountError } from "./errors.js";
 
 /** Who is paying: the authenticated key's account and the terms read with it. */
@@ -28,8 +28,11 @@ export interface IdempotencyInput {
 export interface BillingService {
   /** Holds the charge; throws InsufficientFundsError (402) or UnknownAccountError, charging nothing. */
   reserve(payer: Payer, input: { questions: number; inputTokens: number; requestId: string }): Promise<Reservation>;
-  /** Undefined when the hold expired and was released first (the request is then not charged). */
-  settle(reservation: Reservation, idempotency?: { key: string; body: string }): Promise<Settled | undefined>;
+  /**
+   * Undefined when the hold expired and was released first (the request is then not charged).
+   * `actualInputTokens` settles a hold taken for an upper bound at what was read, never above the hold.
+   */
+  settle(reservation: Reservation, idempotency?: { key: string; body: string }, actualInputTokens?: number): Promise<Settled | undefined>;
   release(reservationId: string): Promise<boolean>;
   standing(payer: Payer): Promise<Standing | undefined>;
   sweep(): ReturnType<Store["billing"]["sweep"]>;
@@ -40,9 +43,21 @@ export interface BillingService {
 export function createBillingService(store: Store, now: () => number): BillingService {
   // The account's creation time (the anchor of its periods), remembered from reserve so settle
   // needs no extra read; a reservation from elsewhere (a test, another process) is read instead.
-  const anchors = new WeakMap<Reservation, number>();
+  const anchors = new WeakMap<Reservation, AccountTerms>();
   const anchorOf = async (reservation: Reservation) =>
-    anchors.get(reservation) ?? (await store.accounts.get(reservation.accountId))?.createdAt;
+    anchors.get(reservation)?.createdAt ?? (await store.accounts.get(reservation.accountId))?.createdAt;
+  // The price the hold was computed at; a reservation from elsewhere is charged pro rata of its hold.
+  const actualCharge = (reservation: Reservation, inputTokens: number): SettledCharge => {
+    const tokens = Math.max(0, Math.min(inputTokens, reservation.inputTokens));
+    const price = anchors.get(reservation)?.pricePerMillion;
+    const amountMicro =
+      price !== undefined
+        ? chargeFor(tokens, price)
+        : reservation.inputTokens === 0
+          ? 0
+          : Math.ceil((reservation.amountMicro * tokens) / reservation.inputTokens);
+    return { inputTokens: tokens, amountMicro: Math.min(amountMicro, reservation.amountMicro) };
+  };
   return {
     async reserve(payer, input) {
       const { terms } = payer;
@@ -54,17 +69,19 @@ export function createBillingService(store: Store, now: () => number): BillingSe
       const allowanceMayPay = terms.allowanceQuestions >= input.questions;
       const outcome = await store.billing.reserve({ accountId: payer.accountId, periodStart, amountMicro, allowanceMayPay, ...input });
       if (outcome.ok) {
-        anchors.set(outcome.reservation, terms.createdAt);
+        anchors.set(outcome.reservation, terms);
         return outcome.reservation;
       }
       if (outcome.reason === "account_not_found") throw new UnknownAccountError(`no account ${payer.accountId}`);
       throw new InsufficientFundsError(explainRefusal(input.questions, amountMicro, outcome.standing), outcome.standing);
     },
-    async settle(reservation, idempotency) {
+    async settle(reservation, idempotency, actualInputTokens) {
       // The standing reported (and stored for replays) is of the period current now: a hold taken
       // before a period boundary counts in its own period, but the answer describes the new one.
       const anchor = await anchorOf(reservation);
-      return store.billing.settle(reservation, idempotency, anchor === undefined ? undefined : periodContaining(anchor, now()).start);
+      const period = anchor === undefined ? undefined : periodContaining(anchor, now()).start;
+      const charge = actualInputTokens === undefined ? undefined : actualCharge(reservation, actualInputTokens);
+      return store.billing.settle(reservation, idempotency, period, charge);
     },
     release: (reservationId) => store.billing.release(reservationId),
     standing: (payer) => store.billing.standing(payer.accountId, periodContaining(payer.terms.createdAt, now()).start),

@@ -190,6 +190,26 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       await t.checked();
     });
 
+    it("settle with a smaller actual charge takes that, and never more than the hold", async () => {
+      const t = await balanceSetup();
+      const small = await t.held(1, 100);
+      const large = await t.held(1, 100);
+      expect(await t.store.billing.settle(small, undefined, undefined, { inputTokens: 40, amountMicro: 40 })).toMatchObject({
+        standing: { balanceMicro: 960 },
+      });
+      expect(await t.usage()).toMatchObject({ balanceMicro: 960, reservedMicro: 100 });
+      expect(await t.store.billing.settle(large, undefined, undefined, { inputTokens: 500, amountMicro: 500 })).toMatchObject({
+        standing: { balanceMicro: 860 },
+      });
+      expect(await t.usage()).toMatchObject({ balanceMicro: 860, reservedMicro: 0 });
+      const charges = (await t.entries()).filter((e) => e.kind === "charge");
+      expect(charges.map((e) => [e.amountMicro, e.inputTokens]), JSON.stringify(charges)).toEqual([
+        [-40, 40],
+        [-100, 100],
+      ]);
+      await t.checked();
+    });
+
     it("release, then settle or release again: nothing charged, the hold given back once", async () => {
       const t = await balanceSetup();
       const r = await t.held(1, 100);

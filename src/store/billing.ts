@@ -181,10 +181,13 @@ export function createBillingRepository(database: Database, now: () => number, r
       return true;
     });
 
-  const settle: BillingRepository["settle"] = (reservation, idempotency, standingPeriodStart) =>
+  const settle: BillingRepository["settle"] = (reservation, idempotency, standingPeriodStart, charge) =>
     database.transaction(async (trx) => {
       const row = await take(trx, reservation.id);
       if (!row) return undefined;
+      // The hold is the ceiling: an actual charge can lower what is taken, never raise it.
+      const amount = charge ? Math.min(charge.amountMicro, row.amount_micro) : row.amount_micro;
+      const tokens = charge ? Math.min(charge.inputTokens, row.input_tokens) : row.input_tokens;
       const at = now();
       const plan = row.billed_to === "plan";
       const period = standingPeriodStart ?? row.period_start;
@@ -196,9 +199,9 @@ export function createBillingRepository(database: Database, now: () => number, r
           account_id: row.account_id,
           at,
           kind: plan ? "plan" : "charge",
-          amount_micro: -row.amount_micro,
+          amount_micro: -amount,
           questions: row.questions,
-          input_tokens: row.input_tokens,
+          input_tokens: tokens,
           period_start: plan ? row.period_start : null,
           request_id: row.request_id,
         })
@@ -219,7 +222,7 @@ export function createBillingRepository(database: Database, now: () => number, r
               .updateTable("accounts")
               .set({
                 reserved_micro: sql`reserved_micro - ${row.amount_micro}`,
-                balance_micro: sql`balance_micro - ${row.amount_micro}`,
+                balance_micro: sql`balance_micro - ${amount}`,
               })
               .where("id", "=", row.account_id)
               .returning(["balance_micro", "reserved_micro"])

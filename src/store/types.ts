@@ -152,6 +152,12 @@ export interface StoredResponse {
   standing: Standing;
 }
 
+/** What a request actually cost, when it was held for an upper bound. */
+export interface SettledCharge {
+  inputTokens: number;
+  amountMicro: number;
+}
+
 export interface BillingRepository {
   /** Holds the request's charge: on the plan if Q questions remain, else on the balance if it covers the amount. */
   reserve(input: HoldRequest): Promise<ReserveOutcome>;
@@ -159,12 +165,14 @@ export interface BillingRepository {
    * Turns the hold into a ledger entry (and completes the idempotency key, in the same
    * transaction). Undefined when the reservation had already expired and been released. The
    * standing returned is of `standingPeriodStart` (the period the caller says is current), or of
-   * the hold's own period.
+   * the hold's own period. `charge` settles less than was held (a gateway's upper-bound hold):
+   * never more, whatever it says.
    */
   settle(
     reservation: Reservation,
     idempotency?: { key: string; body: string },
     standingPeriodStart?: number,
+    charge?: SettledCharge,
   ): Promise<{ billedTo: BilledTo; standing: Standing } | undefined>;
   /** Gives the hold back; false when it was already settled or released. */
   release(reservationId: string): Promise<boolean>;
