@@ -1,8 +1,8 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { JudgmentEngine } from "./engine/types.js";
-import { toApiError } from "./errors.js";
+import { ApiError, toApiError, type ErrorCode } from "./errors.js";
 import type { App, AppEnv } from "./http/context.js";
 import { routeNotFound } from "./http/not-found.js";
 import { requestId } from "./http/request-id.js";
@@ -10,10 +10,12 @@ import type { Temperatures } from "./judgment/answers.js";
 import type { Logger } from "./logger.js";
 import { registerAdmin } from "./routes/admin/index.js";
 import { registerHealth } from "./routes/health.js";
+import { registerMetrics } from "./routes/metrics.js";
 import { registerModels } from "./routes/models.js";
 import { registerOpenApi } from "./routes/openapi.js";
 import { registerSystemOne } from "./routes/systemone.js";
 import type { Services } from "./services/build.js";
+import { meterEngine, type Metrics } from "./services/metrics.js";
 
 export interface AppDeps {
   services: Services;
@@ -31,19 +33,27 @@ export interface AppDeps {
 /** The whole HTTP surface: every route is registered here, explicitly. */
 export function buildApp(deps: AppDeps): App {
   const app = new OpenAPIHono<AppEnv>();
-  app.use(requestId());
-  app.use(accessLog(deps.log));
-
   const { services } = deps;
-  registerSystemOne(app, { ...deps, keys: services.keys, limits: services.limits, billing: services.billing });
-  registerHealth(app, { engine: deps.engine, health: services.health });
-  registerModels(app, deps);
+  // What onError decided, for the one access-log line the request gets.
+  const errors = new WeakMap<Context, ApiError>();
+  app.use(requestId());
+  app.use(accessLog(deps.log, services.metrics, errors));
+
+  // Every prepare and evaluate is counted and timed (queue depth, busy time, tokens read) here, at the edge.
+  const engine = meterEngine(deps.engine, services.metrics);
+  registerSystemOne(app, { ...deps, engine, keys: services.keys, limits: services.limits, billing: services.billing });
+  registerHealth(app, { engine, health: services.health });
+  registerModels(app, { ...deps, engine });
   registerOpenApi(app);
-  if (deps.adminToken) registerAdmin(app, { token: deps.adminToken, services });
+  if (deps.adminToken) {
+    registerAdmin(app, { token: deps.adminToken, services });
+    registerMetrics(app, { metrics: services.metrics, adminToken: deps.adminToken });
+  }
 
   app.notFound((c) => c.json(routeNotFound(c.req.method, c.req.path).body(), 404));
   app.onError((error, c) => {
-    const apiError = toApiError(error);
+    const apiError = clientGone(c) ? clientClosed(error) : toApiError(error);
+    errors.set(c, apiError);
     if (apiError.status >= 500) {
       deps.log.error("request failed", { request_id: c.get("requestId"), code: apiError.code, detail: String(error) });
     }
@@ -53,18 +63,54 @@ export function buildApp(deps: AppDeps): App {
   return app;
 }
 
-/** Method, path, status and timing; never headers or bodies, which carry keys and user data. */
-function accessLog(log: Logger): MiddlewareHandler<AppEnv> {
+/**
+ * A client that closed its connection first: whatever broke because of that (a body read cut
+ * short, a stream error) is the client's leaving, not a fault of the service. It is logged and
+ * counted as 499, and never becomes a 500 internal_error.
+ */
+function clientGone(c: Context<AppEnv>): boolean {
+  return c.req.raw.signal.aborted;
+}
+
+function clientClosed(error: Error): ApiError {
+  const known = toApiError(error);
+  // An answer the service had already decided on (a 400, a 502) stays what it was.
+  return known.code === "internal_error" ? new ApiError("client_closed_request", "the client closed the request before it was answered") : known;
+}
+
+/**
+ * One line per request (method, path, status, timing, the error code if any) and its metrics;
+ * never headers or bodies, which carry keys and user data. `route` is the matched pattern, so
+ * scanners' paths do not each become a time series.
+ */
+function accessLog(log: Logger, metrics: Metrics, errors: WeakMap<Context, ApiError>): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const started = performance.now();
     await next();
+    const seconds = (performance.now() - started) / 1000;
+    const status = c.res.status;
+    const code: ErrorCode | undefined = errors.get(c)?.code;
+    metrics.httpRequest({ method: c.req.method, route: c.req.routePath === "/*" ? "unmatched" : c.req.routePath, status, seconds });
+    recordOutcome(metrics, c, code);
     log.info("request", {
       request_id: c.get("requestId"),
       method: c.req.method,
       path: c.req.path,
-      status: c.res.status,
-      ms: Math.round(performance.now() - started),
+      status,
+      ms: Math.round(seconds * 1000),
       account: c.get("caller")?.accountId,
+      code,
     });
   };
+}
+
+/** Billing outcomes and rate-limit refusals, read from what the response says. */
+function recordOutcome(metrics: Metrics, c: Context<AppEnv>, code: ErrorCode | undefined): void {
+  if (code === "rate_limited") metrics.rateLimited();
+  else if (code === "insufficient_funds") metrics.billingOutcome("insufficient_funds");
+  else if (c.res.status === 200 && c.res.headers.get("idempotent-replayed") !== "true") {
+    // A replay was billed the first time; only a fresh answer carries a new charge.
+    const billedTo = c.res.headers.get("x-billed-to");
+    if (billedTo === "plan" || billedTo === "balance") metrics.billingOutcome(billedTo);
+  }
 }

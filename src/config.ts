@@ -88,6 +88,11 @@ const ConfigSchema = z.object({
   /** Optional JSON calibration profile (temperatures per question type). */
   JUDGE_CALIBRATION: z.string().min(1).optional(),
   JUDGE_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+  /** On SIGTERM/SIGINT: how long requests in flight may take to finish; past it they are aborted, their holds released. */ JUDGE_SHUTDOWN_GRACE_MS: integer(8_000, 0, 600_000),
+  /** Longest the request line and headers may take to arrive before a 408. */ JUDGE_HEADERS_TIMEOUT_MS: integer(10_000, 1_000, 600_000),
+  /** Longest a whole request (headers and body) may take to arrive before a 408. */ JUDGE_BODY_TIMEOUT_MS: integer(30_000, 1_000, 3_600_000),
+  /** Serves GET /metrics without a token on 127.0.0.1:<port> (on the main port it needs the admin token). */
+  JUDGE_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
 });
 
 export type RawConfig = z.infer<typeof ConfigSchema>;
@@ -118,6 +123,10 @@ export interface Config {
   sweepIntervalMs: number;
   adminToken?: string;
   logLevel: RawConfig["JUDGE_LOG_LEVEL"];
+  shutdownGraceMs: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  metricsPort?: number;
 }
 
 /** How to reach a remote engine; `url` is set for every kind but `llama`. */
@@ -178,6 +187,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     sweepIntervalMs: raw.JUDGE_SWEEP_INTERVAL_MS,
     adminToken: raw.JUDGE_ADMIN_TOKEN,
     logLevel: raw.JUDGE_LOG_LEVEL,
+    shutdownGraceMs: raw.JUDGE_SHUTDOWN_GRACE_MS,
+    headersTimeoutMs: raw.JUDGE_HEADERS_TIMEOUT_MS,
+    bodyTimeoutMs: raw.JUDGE_BODY_TIMEOUT_MS,
+    metricsPort: raw.JUDGE_METRICS_PORT,
   };
 }
 

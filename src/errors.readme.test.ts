@@ -1,36 +1,84 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ERROR_STATUS, type ErrorCode } from "./errors.js";
+import { ERROR_STATUS, ERROR_TYPE, type ErrorCode } from "./errors.js";
 
-/** The README's error table and the catalogue must say the same thing. */
+/** The README's error tables and the catalogue must say the same thing. */
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 
-/** Rows of the README's tables that start with a status: `| 402 | \`insufficient_funds\` | … |`. */
-function documentedStatuses(): Map<string, number[]> {
-  const found = new Map<string, number[]>();
-  for (const [, status, codes] of readme.matchAll(/^\| (\d{3}) \| ([^|]*) \|/gm)) {
-    for (const [, code] of codes.matchAll(/`([a-z_]+)`/g)) found.set(code, [...(found.get(code) ?? []), Number(status)]);
-  }
-  return found;
+interface Row {
+  line: string;
+  status: number;
+  codes: string[];
+  types: string[];
 }
 
-describe("the README's error table", () => {
-  const table = documentedStatuses();
+/** Rows of the README's tables that start with a status: `| 402 | \`insufficient_funds\` | \`billing_error\` | … |`. */
+function documentedRows(): Row[] {
+  const rows: Row[] = [];
+  for (const [line, status, codes, types] of readme.matchAll(/^\| (\d{3}) \| ([^|]*) \| ([^|]*) \|.*$/gm)) {
+    const names = (cell: string) => [...cell.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
+    rows.push({ line, status: Number(status), codes: names(codes), types: names(types) });
+  }
+  return rows;
+}
 
-  it("lists every code with the status the catalogue gives it, and no code the catalogue lacks", () => {
-    const wrong = [...table].filter(([code, statuses]) => statuses.some((s) => s !== ERROR_STATUS[code as ErrorCode]));
-    expect(wrong, JSON.stringify([...table])).toEqual([]);
+describe("the README's error tables", () => {
+  const rows = documentedRows();
+  const show = (value: unknown) => JSON.stringify(value, null, 1);
+
+  it("are found (rows of status, code, error_type, when)", () => {
+    expect(rows.length, show(rows)).toBeGreaterThanOrEqual(10);
   });
 
-  it("mentions every code of the catalogue (the admin API's and the log-only ones in prose)", () => {
-    const missing = Object.keys(ERROR_STATUS).filter((code) => !table.has(code) && !readme.includes(`\`${code}\``));
-    expect(missing, "codes missing from README.md").toEqual([]);
+  it("name only codes of the catalogue, each with the status the catalogue gives it", () => {
+    const wrong = rows.flatMap((row) =>
+      row.codes.filter((code) => !Object.hasOwn(ERROR_STATUS, code) || ERROR_STATUS[code as ErrorCode] !== row.status).map((code) => ({ code, row: row.line })),
+    );
+    expect(wrong, show(wrong)).toEqual([]);
   });
 
-  it("has every public code in the table itself", () => {
-    const prose = ["account_not_found", "plan_not_found", "key_not_found", "plan_exists", "service_unavailable", "client_closed_request"];
-    const outside = Object.keys(ERROR_STATUS).filter((code) => !prose.includes(code) && !table.has(code));
-    expect(outside, "codes only in prose").toEqual([]);
+  it("give each row's codes the error_type the catalogue gives them, and only that one", () => {
+    const wrong = rows.filter((row) => {
+      const expected = [...new Set(row.codes.map((code) => ERROR_TYPE[code as ErrorCode]))];
+      return JSON.stringify(row.types) !== JSON.stringify(expected);
+    });
+    expect(wrong.map((row) => row.line), show(wrong)).toEqual([]);
+  });
+
+  it("list every code of the catalogue, exactly once", () => {
+    const listed = rows.flatMap((row) => row.codes);
+    const missing = Object.keys(ERROR_STATUS).filter((code) => !listed.includes(code));
+    const twice = listed.filter((code, i) => listed.indexOf(code) !== i);
+    expect({ missing, twice }, "codes missing from or repeated in README.md's error tables").toEqual({ missing: [], twice: [] });
+  });
+});
+
+describe("the error catalogue", () => {
+  it("gives every code a hosted-service error type, and types no code it does not have", () => {
+    expect(Object.keys(ERROR_TYPE).sort()).toEqual(Object.keys(ERROR_STATUS).sort());
+  });
+
+  it("uses the hosted service's own types for its own refusals", () => {
+    expect({
+      missing_api_key: ERROR_TYPE.missing_api_key,
+      invalid_api_key: ERROR_TYPE.invalid_api_key,
+      invalid_request: ERROR_TYPE.invalid_request,
+      unknown_model: ERROR_TYPE.unknown_model,
+      insufficient_funds: ERROR_TYPE.insufficient_funds,
+      over_budget: ERROR_TYPE.over_budget,
+    }).toEqual({
+      missing_api_key: "authentication_error",
+      invalid_api_key: "authentication_error",
+      invalid_request: "api_usage_error",
+      unknown_model: "api_usage_error",
+      insufficient_funds: "billing_error",
+      over_budget: "max_tokens_exceeded",
+    });
+  });
+
+  it("types every 5xx api_error and no 4xx so", () => {
+    const wrong = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => (ERROR_STATUS[code] >= 500) !== (ERROR_TYPE[code] === "api_error"));
+    expect(wrong).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@ import {
   EngineFailedError,
   EngineUnavailableError,
   RequestAbortedError,
+  UnsupportedTextError,
   UpstreamRejectedError,
 } from "./engine/types.js";
 import { LimiterUnavailableError } from "./limits/types.js";
@@ -11,8 +12,9 @@ import { StoreError } from "./store/errors.js";
 
 /**
  * The one error catalogue: every error the API returns has a stable `code` from this table and
- * the body `{ "error": "<message>", "code": "<code>" }`. Only the HTTP edge turns errors into
- * statuses; services throw their own domain errors.
+ * the body `{ "error": "<message>", "code": "<code>", "detail": { "error_type", "message" } }`
+ * (see ERROR_TYPE). Only the HTTP edge turns errors into statuses; services throw their own
+ * domain errors.
  */
 export const ERROR_STATUS = {
   invalid_json: 400,
@@ -38,6 +40,14 @@ export const ERROR_STATUS = {
   /** Admin API: another plan already has that name. */
   plan_exists: 409,
   body_too_large: 413,
+  /** The body is sent in a Content-Encoding the service does not decode (only identity is read). */
+  unsupported_content_encoding: 415,
+  /** The HTTP server, before any route: the request line and headers, or the whole request, did not arrive in time. */
+  request_timeout: 408,
+  /** The HTTP server, before any route: the request line and headers are over 16 KB. */
+  headers_too_large: 431,
+  /** The HTTP server, before any route: not a well-formed HTTP/1.1 request (request line, a header, chunked framing). */
+  malformed_request: 400,
   rate_limited: 429,
   /** nginx's convention for "the client closed the connection first"; only ever seen in logs. */
   client_closed_request: 499,
@@ -58,6 +68,69 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 export const ADMIN_ONLY_CODES: readonly ErrorCode[] = ["account_not_found", "plan_not_found", "key_not_found", "plan_exists"];
 export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode];
 
+/**
+ * The hosted System One service's error types. Its clients and the ecosystem's conformance
+ * suites read `detail.error_type`. Four are the hosted service's own words for its refusals
+ * (authentication_error, api_usage_error, billing_error, max_tokens_exceeded); the others are
+ * the names its ecosystem's clients use where no word of the hosted service's is known.
+ */
+export const ERROR_TYPES = [
+  "api_usage_error",
+  "max_tokens_exceeded",
+  "authentication_error",
+  "billing_error",
+  "not_found_error",
+  "rate_limit_error",
+  "api_error",
+] as const;
+export type ErrorType = (typeof ERROR_TYPES)[number];
+
+/**
+ * `detail.error_type` of every code (`satisfies` makes a code without one a type error).
+ * max_tokens_exceeded is the hosted service's only size refusal: a client that meets it sends
+ * less, which is also the remedy for a body over the limit. Every 5xx is api_error: the
+ * server's fault, and the SDKs retry it whatever its type.
+ */
+export const ERROR_TYPE = {
+  invalid_json: "api_usage_error",
+  invalid_request: "api_usage_error",
+  unknown_model: "api_usage_error",
+  too_many_questions: "api_usage_error",
+  over_budget: "max_tokens_exceeded",
+  invalid_idempotency_key: "api_usage_error",
+  idempotency_key_reused: "api_usage_error",
+  over_upstream_limit: "api_usage_error",
+  upstream_rejected: "api_usage_error",
+  missing_api_key: "authentication_error",
+  invalid_api_key: "authentication_error",
+  insufficient_funds: "billing_error",
+  not_found: "not_found_error",
+  account_not_found: "not_found_error",
+  plan_not_found: "not_found_error",
+  key_not_found: "not_found_error",
+  idempotency_key_in_use: "api_usage_error",
+  plan_exists: "api_usage_error",
+  body_too_large: "max_tokens_exceeded",
+  unsupported_content_encoding: "api_usage_error",
+  request_timeout: "api_usage_error",
+  headers_too_large: "api_usage_error",
+  malformed_request: "api_usage_error",
+  rate_limited: "rate_limit_error",
+  client_closed_request: "api_usage_error",
+  model_unavailable: "api_error",
+  model_failed: "api_error",
+  model_timeout: "api_error",
+  database_unavailable: "api_error",
+  rate_limiter_unavailable: "api_error",
+  service_unavailable: "api_error",
+  internal_error: "api_error",
+} as const satisfies Record<ErrorCode, ErrorType>;
+
+/** The body every error carries: ours (`error`, `code`) and the hosted service's (`detail`) side by side. */
+export function errorBody(code: ErrorCode, message: string): ErrorBody {
+  return { error: message, code, detail: { error_type: ERROR_TYPE[code], message } };
+}
+
 export class ApiError extends Error {
   override name = "ApiError";
   readonly status: ErrorStatus;
@@ -71,13 +144,15 @@ export class ApiError extends Error {
     this.status = ERROR_STATUS[code];
   }
   body(): ErrorBody {
-    return { error: this.message, code: this.code };
+    return errorBody(this.code, this.message);
   }
 }
 
 export interface ErrorBody {
   error: string;
   code: ErrorCode;
+  /** The hosted service's shape, for clients and suites written for it; `message` is `error`. */
+  detail: { error_type: ErrorType; message: string };
 }
 
 /** Maps a thrown error to what the client sees; anything unexpected becomes a 500. */
@@ -87,6 +162,7 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof EngineUnavailableError) return new ApiError("model_unavailable", error.message);
   if (error instanceof EngineFailedError) return new ApiError("model_failed", error.message);
   if (error instanceof UpstreamRejectedError) return new ApiError("upstream_rejected", error.message);
+  if (error instanceof UnsupportedTextError) return new ApiError("invalid_request", error.message);
   if (error instanceof RequestAbortedError) return new ApiError("client_closed_request", error.message);
   if (error instanceof LimiterUnavailableError) return new ApiError("rate_limiter_unavailable", `${error.message}; nothing was charged`);
   if (error instanceof UnknownAccountError) return new ApiError("invalid_api_key", "invalid or revoked API key");

@@ -2,17 +2,32 @@ import { serve, type ServerType } from "@hono/node-server";
 import { fileURLToPath } from "node:url";
 import { buildApp } from "./app.js";
 import { loadConfig, type Config } from "./config.js";
-import { createLlamaEngine } from "./engine/llama-engine.js";
+import { createEngine } from "./engine/factory.js";
+import { buildMetricsApp } from "./routes/metrics.js";
 import { loadCalibrationFile, temperaturesFor } from "./judgment/calibration.js";
 import { createLogger, type Logger } from "./logger.js";
 import type { JudgmentEngine } from "./engine/types.js";
+import { startHttpServer } from "./http/node-server.js";
+import { oneLine } from "./cli/context.js";
 import { buildServices, type Services } from "./services/build.js";
+import { isStoreError } from "./store/errors.js";
 import type { BillingService } from "./services/billing.js";
 
 export interface RunningService {
   server: ServerType;
   port: number;
-  close(): Promise<void>;
+  services: Services;
+  /**
+   * Stops taking connections, lets the requests in flight finish for up to `graceMs`
+   * (JUDGE_SHUTDOWN_GRACE_MS), aborts the rest (their holds are released), then closes the
+   * model and the stores.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
+}
+
+/** A start that failed for a reason the operator fixes from the message alone: printed as one line. */
+export class StartupError extends Error {
+  override name = "StartupError";
 }
 
 /**
@@ -22,8 +37,26 @@ export interface RunningService {
 export async function start(config: Config, options: { engine?: JudgmentEngine } = {}): Promise<RunningService> {
   const log = createLogger(config.logLevel);
   const services = await buildServices(config);
-  const engine = options.engine ?? createLlamaEngine({ ...config, showDownloadProgress: process.stdout.isTTY });
-  const calibration = config.calibrationPath ? await loadCalibrationFile(config.calibrationPath) : undefined;
+  let engine: JudgmentEngine | undefined;
+  try {
+    engine = options.engine ?? (await startupStep("cannot set up the engine", () => createEngine(config, { showDownloadProgress: process.stdout.isTTY })));
+    const calibration = config.calibrationPath
+      ? await startupStep(`cannot use the calibration profile JUDGE_CALIBRATION=${config.calibrationPath}`, () => loadCalibrationFile(config.calibrationPath!))
+      : undefined;
+    return await serveWith(config, log, services, engine, calibration);
+  } catch (error) {
+    await closeQuietly(engine, services);
+    throw error;
+  }
+}
+
+async function serveWith(
+  config: Config,
+  log: Logger,
+  services: Services,
+  engine: JudgmentEngine,
+  calibration: Awaited<ReturnType<typeof loadCalibrationFile>> | undefined,
+): Promise<RunningService> {
   const app = buildApp({
     services,
     engine,
@@ -35,28 +68,92 @@ export async function start(config: Config, options: { engine?: JudgmentEngine }
     releaseDate: new Date().toISOString().slice(0, 10),
   });
 
+  const http = await startupStep(`cannot listen on ${config.host}:${config.port}`, () =>
+    startHttpServer(app.fetch, {
+      hostname: config.host,
+      port: config.port,
+      headersTimeoutMs: config.headersTimeoutMs,
+      bodyTimeoutMs: config.bodyTimeoutMs,
+      log,
+    }),
+  );
+  const { server, port } = http;
   const sweeper = startSweeper(services.billing, log, config.sweepIntervalMs);
-  const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port });
-  const port = await listeningPort(server);
-  log.info("listening", { url: `http://${config.host}:${port}`, model: engine.modelId, store: services.store.dialect, rate_limits: services.limiter.kind });
+  const { kind, backend, slots } = engine.description;
+  log.info("listening", {
+    url: `http://${config.host}:${port}`,
+    model: engine.modelId,
+    engine: kind,
+    backend,
+    slots,
+    store: services.store.dialect,
+    rate_limits: services.limiter.kind,
+  });
+  const metricsServer = config.metricsPort === undefined ? undefined : await serveMetrics(services, config.metricsPort, log);
   await reportParts(services, log);
   if ((await services.keys.count()) === 0) printFirstKeyHelp(config);
   void Promise.resolve(engine.ready).then(async () => {
     const status = await engine.status();
-    if (status.state === "ready") log.info("model ready", { model: engine.modelId });
-    else log.error("model unavailable", { detail: status.state === "failed" ? status.detail : status.state });
+    if (status.state === "ready") log.info("model ready", { model: engine.modelId, ...engine.description });
+    else {
+      log.error("model unavailable", { detail: status.state === "failed" ? status.detail : status.state });
+      if (config.engine.kind === "llama") printModelHelp(status.state === "failed" ? status.detail : status.state);
+    }
   });
 
   return {
     server,
     port,
-    async close() {
+    services,
+    async close(options = {}) {
+      const graceMs = options.graceMs ?? config.shutdownGraceMs;
       clearInterval(sweeper);
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await engine.close();
-      await services.close();
+      log.info("shutting down", { grace_ms: graceMs });
+      if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
+      const { aborted } = await http.shutdown(graceMs);
+      if (aborted > 0) log.warn("aborted requests still running at the shutdown deadline; their holds were released", { count: aborted });
+      await closeQuietly(engine, services);
+      log.info("stopped");
     },
   };
+}
+
+/** Runs one step of the start; its failure becomes a StartupError that says what failed and why. */
+async function startupStep<T>(what: string, step: () => T | Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    throw new StartupError(`${what}: ${explainStartupError(error)}`, { cause: error });
+  }
+}
+
+function explainStartupError(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "EADDRINUSE") return "the port is in use by another process (set JUDGE_PORT)";
+  if (code === "EACCES") return "permission denied (ports below 1024 need privileges; set JUDGE_PORT)";
+  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND") return "no such address on this machine (check JUDGE_HOST)";
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The model may still be loading (it cannot be interrupted): closing it must not hold the exit up. */
+const ENGINE_CLOSE_LIMIT_MS = 5_000;
+
+async function closeQuietly(engine: JudgmentEngine | undefined, services: Services): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, ENGINE_CLOSE_LIMIT_MS).unref()));
+  await Promise.race([engine?.close().catch(() => undefined), limit]);
+  clearTimeout(timer);
+  await services.close().catch(() => undefined);
+}
+
+/**
+ * GET /metrics without a token, for a scraper on this host only: bound to the loopback
+ * interface whatever JUDGE_HOST is. From elsewhere, scrape the main port with the admin token.
+ */
+async function serveMetrics(services: Services, port: number, log: Logger): Promise<ServerType> {
+  const server = serve({ fetch: buildMetricsApp(services.metrics).fetch, hostname: "127.0.0.1", port });
+  log.info("metrics", { url: `http://127.0.0.1:${await listeningPort(server)}/metrics` });
+  return server;
 }
 
 /** Redis can be down at start (the database cannot: the store would not have opened); say what to fix. */
@@ -114,14 +211,61 @@ function printFirstKeyHelp(config: Config): void {
   );
 }
 
-/** Serves until SIGINT or SIGTERM, then stops taking requests and releases the model and database. */
-export async function serveUntilSignalled(config: Config): Promise<void> {
-  const running = await start(config);
-  const shutdown = () => void running.close().then(() => process.exit(0));
-  process.once("SIGINT", shutdown);
-  process.once("SIGTERM", shutdown);
+function printModelHelp(detail: string): void {
+  process.stderr.write(
+    [
+      "",
+      `The model could not be loaded: ${detail}`,
+      "Point JUDGE_MODEL at a local GGUF file (JUDGE_MODEL=path/to/model.gguf npm start),",
+      "or run `npm run start:fixture` to serve the tiny self-made model (meaningless answers, everything else real).",
+      "",
+    ].join("\n"),
+  );
+}
+
+/**
+ * Serves until SIGINT or SIGTERM, then shuts down gracefully and exits 0; a second signal exits
+ * at once. A start that fails prints one line and exits 1, whichever entry point called it.
+ */
+export async function serveUntilSignalled(config: Config, options: { engine?: JudgmentEngine } = {}): Promise<void> {
+  let running: RunningService;
+  try {
+    running = await start(config, options);
+  } catch (error) {
+    // Exits rather than returning: a model still loading in the background would keep the process alive.
+    failStart(error);
+  }
+  let stopping = false;
+  const shutdown = () => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    void running.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`judge: shutdown failed: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", shutdown);
+  process.on("SIGTERM", shutdown);
+}
+
+/** One line for what the operator can fix (a setting, the database, the port); a bug keeps its stack. */
+function failStart(error: unknown): never {
+  if (error instanceof StartupError || isStoreError(error)) process.stderr.write(`judge: ${oneLine(error.message)}\n`);
+  else process.stderr.write(`judge: unexpected error\n${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+}
+
+function configOrFail(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    failStart(new StartupError(error instanceof Error ? error.message : String(error)));
+  }
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  await serveUntilSignalled(loadConfig());
+  await serveUntilSignalled(configOrFail());
 }

@@ -12,7 +12,7 @@ export function formatReport(report: BenchReport): string {
 
 function phaseRow(phase: PhaseReport): string[] {
   return [
-    phase.sameState ? "same" : "new",
+    stateColumn(phase),
     String(phase.concurrency),
     String(phase.requests),
     String(phase.failed),
@@ -45,12 +45,31 @@ function notes(report: BenchReport): string[] {
         `when it is new: ${percent(reuse.latencySaving)} less, ${reuse.requestsPerSecondGain?.toFixed(2) ?? "-"}× the requests/s`,
     );
   }
+  if (report.interleaved) lines.push(interleavedLine(report.interleaved));
   lines.push(clientLine(report.phases));
   for (const phase of report.phases.filter((p) => p.failed > 0)) {
     const counts = Object.entries(phase.errors).map(([status, n]) => `${status}×${n}`).join(", ");
-    lines.push(`failed (${phase.sameState ? "same" : "new"} state, concurrency ${phase.concurrency}): ${counts}; ${phase.errorSamples.join("; ")}`);
+    lines.push(`failed (${stateColumn(phase)} state${phase.states ? "s" : ""}, concurrency ${phase.concurrency}): ${counts}; ${phase.errorSamples.join("; ")}`);
   }
   return lines;
+}
+
+function stateColumn(phase: PhaseReport): string {
+  if (phase.states) return `${phase.states} in turn`;
+  return phase.sameState ? "same" : "new";
+}
+
+function interleavedLine(i: NonNullable<BenchReport["interleaved"]>): string {
+  const against = [
+    i.newStateP50Ms === null ? null : `${ms(i.newStateP50Ms)} ms for new states`,
+    i.sameStateP50Ms === null ? null : `${ms(i.sameStateP50Ms)} ms for one repeated state`,
+  ].filter((part) => part !== null);
+  const gain = i.requestsPerSecondGainOverNew === null ? "" : `; ${i.requestsPerSecondGainOverNew.toFixed(2)}× the requests/s of new states`;
+  return (
+    `${i.states} interleaved states (concurrency ${i.concurrency}): p50 ${ms(i.p50Ms)} ms` +
+    (against.length > 0 ? ` vs ${against.join(", ")}` : "") + gain +
+    `; near the repeated state when the server keeps ${i.states} states cached (JUDGE_SLOTS ≥ ${i.states}), near new states when it keeps one`
+  );
 }
 
 function ceilingLine(report: BenchReport): string {

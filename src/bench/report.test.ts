@@ -59,6 +59,29 @@ describe("the bench report", () => {
     expect(report.prefixReuse!.latencySaving).toBeCloseTo(1 - 90 / 500, 12);
   });
 
+  it("compares K interleaved states with new and repeated states at the same concurrency", () => {
+    const withStates = buildReport({
+      ...input,
+      settings: { ...settings, states: 4 },
+      phases: [
+        ...input.phases,
+        { spec: { concurrency: 1, sameState: false, states: 4 }, result: load({ elapsedMs: 2000, latenciesMs: [100, 110, 120, 130, 140, 150, 160, 170, 180, 190] }) },
+      ],
+    });
+    expect(withStates.settings.states).toBe(4);
+    expect(withStates.prefixReuse, "the repeated-state comparison ignores the interleaved phase").toEqual(report.prefixReuse);
+    expect(withStates.interleaved).toMatchObject({
+      states: 4, concurrency: 1, p50Ms: 140, newStateP50Ms: 500, sameStateP50Ms: 90, requestsPerSecond: 5, requestsPerSecondGainOverNew: 2,
+    });
+    expect(withStates.interleaved!.latencySavingOverNew).toBeCloseTo(1 - 140 / 500, 12);
+    const text = formatReport(withStates);
+    expect(text.split("\n")[4].split(/\s{2,}/).slice(0, 3)).toEqual(["4 in turn", "1", "10"]);
+    expect(text).toContain(
+      "4 interleaved states (concurrency 1): p50 140 ms vs 500 ms for new states, 90.0 ms for one repeated state; 2.00× the requests/s of new states",
+    );
+    expect(report.interleaved, "no interleaved phase, no comparison").toBeNull();
+  });
+
   it("warns when the ceiling's model file is not named like the server's model", () => {
     expect(buildReport({ ...input, model: "qwen" }).ceilingNote).toBe(
       'the server answers as "qwen" but the ceiling read m.gguf: make sure it is the same model',

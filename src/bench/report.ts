@@ -7,6 +7,8 @@ import { median, ratio, saving, summarizeLatencies, throughput, type LatencySumm
 export interface PhaseSpec {
   concurrency: number;
   sameState: boolean;
+  /** Set for the phase whose requests take this many states in turn (tenants interleaving states). */
+  states?: number;
 }
 
 export interface PhaseReport extends PhaseSpec {
@@ -48,7 +50,7 @@ export interface BenchReport {
   model: string | null;
   settings: {
     shape: RequestShape; concurrency: number[]; limit: Limit; warmup: number | "concurrency"; seed: number;
-    modelPath: string | null; ceilingReads: number; reuse: boolean;
+    modelPath: string | null; ceilingReads: number; reuse: boolean; states: number | null;
   };
   state: { targetTokens: number; words: number; tokensPerWord: number; measuredBy: "tokenizer" | "server" };
   phases: PhaseReport[];
@@ -58,12 +60,20 @@ export interface BenchReport {
     concurrency: number; newStateP50Ms: number | null; sameStateP50Ms: number | null;
     latencySaving: number | null; requestsPerSecondGain: number | null;
   } | null;
+  /**
+   * K interleaved states against new and repeated states at the same concurrency: near the
+   * repeated state when the server keeps K states cached, near new states when it keeps one.
+   */
+  interleaved: {
+    states: number; concurrency: number; p50Ms: number | null; newStateP50Ms: number | null; sameStateP50Ms: number | null;
+    requestsPerSecond: number; requestsPerSecondGainOverNew: number | null; latencySavingOverNew: number | null;
+  } | null;
 }
 
 export interface ReportInput {
   settings: {
     url: string; shape: RequestShape; concurrency: number[]; limit: Limit; warmup?: number; seed: number;
-    modelPath?: string; ceilingReads: number; reuse: boolean;
+    modelPath?: string; ceilingReads: number; reuse: boolean; states?: number;
   };
   model: string | undefined;
   calibration: { tokensPerWord: number; by: "tokenizer" | "server"; words: number };
@@ -87,7 +97,7 @@ export function buildReport(input: ReportInput): BenchReport {
     settings: {
       shape: settings.shape, concurrency: settings.concurrency, limit: settings.limit,
       warmup: settings.warmup ?? "concurrency", seed: settings.seed, modelPath: settings.modelPath ?? null,
-      ceilingReads: settings.ceilingReads, reuse: settings.reuse,
+      ceilingReads: settings.ceilingReads, reuse: settings.reuse, states: settings.states ?? null,
     },
     state: {
       targetTokens: settings.shape.stateTokens, words: input.calibration.words,
@@ -100,6 +110,7 @@ export function buildReport(input: ReportInput): BenchReport {
     } : null,
     ceilingNote: ceilingNote(input),
     prefixReuse: prefixReuse(phases),
+    interleaved: interleaved(phases),
   };
 }
 
@@ -136,7 +147,7 @@ function ceilingNote(input: ReportInput): string | null {
 
 /** The same-state phase against the new-state phase at the same concurrency. */
 function prefixReuse(phases: PhaseReport[]): BenchReport["prefixReuse"] {
-  const same = phases.find((p) => p.sameState);
+  const same = phases.find((p) => p.sameState && !p.states);
   const fresh = same && phases.find((p) => !p.sameState && p.concurrency === same.concurrency);
   if (!same || !fresh) return null;
   const newStateP50Ms = fresh.latencyMs?.p50 ?? null;
@@ -145,5 +156,22 @@ function prefixReuse(phases: PhaseReport[]): BenchReport["prefixReuse"] {
     concurrency: same.concurrency, newStateP50Ms, sameStateP50Ms,
     latencySaving: saving(newStateP50Ms, sameStateP50Ms),
     requestsPerSecondGain: ratio(same.requestsPerSecond, fresh.requestsPerSecond),
+  };
+}
+
+/** The interleaved-states phase against the new-state and same-state phases at its concurrency. */
+function interleaved(phases: PhaseReport[]): BenchReport["interleaved"] {
+  const rotating = phases.find((p) => p.states);
+  if (!rotating) return null;
+  const at = (sameState: boolean) => phases.find((p) => !p.states && p.sameState === sameState && p.concurrency === rotating.concurrency);
+  const fresh = at(false);
+  const p50Ms = rotating.latencyMs?.p50 ?? null;
+  const newStateP50Ms = fresh?.latencyMs?.p50 ?? null;
+  return {
+    states: rotating.states!, concurrency: rotating.concurrency, p50Ms, newStateP50Ms,
+    sameStateP50Ms: at(true)?.latencyMs?.p50 ?? null,
+    requestsPerSecond: rotating.requestsPerSecond,
+    requestsPerSecondGainOverNew: fresh ? ratio(rotating.requestsPerSecond, fresh.requestsPerSecond) : null,
+    latencySavingOverNew: saving(newStateP50Ms, p50Ms),
   };
 }

@@ -38,6 +38,14 @@ describe("the request generator", () => {
     expect(new Set(list.map((b) => JSON.stringify(b.questions))).size).toBeGreaterThan(1);
   });
 
+  it("takes K states in turn, with new questions every time, when asked for interleaved states", () => {
+    const list = bodies(createRequestGenerator(shape, { seed: 6, tokensPerWord: 1.3, states: 3 }), 9);
+    const states = list.map((b) => b.state);
+    expect(new Set(states).size, JSON.stringify(states)).toBe(3);
+    expect(states.slice(3), "the second and third rounds repeat the first in order").toEqual([...states.slice(0, 3), ...states.slice(0, 3)]);
+    expect(new Set(list.map((b) => JSON.stringify(b.questions))).size).toBeGreaterThan(1);
+  });
+
   it("mixes choice, noul and score questions with the asked options (levels capped at 10)", () => {
     const [body] = bodies(createRequestGenerator({ stateTokens: 50, questions: 4, options: 12 }, { seed: 5, tokensPerWord: 1.3 }), 1);
     expect(Object.keys(body.questions)).toEqual(["q1", "q2", "q3", "q4"]);

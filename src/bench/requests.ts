@@ -81,17 +81,22 @@ export function measureTokensPerWord(countTokens: (text: string) => number, seed
 
 /**
  * A stream of requests. With `sameState` every request carries one state (new questions about
- * the same text), which the server's prefix cache should answer faster.
+ * the same text), which the server's prefix cache should answer faster. With `states` K the
+ * requests take K states in turn, as tenants interleaving their states do: a server that keeps
+ * K states cached (K slots) answers them as fast as one repeated state, one that keeps a single
+ * state re-reads every one of them.
  */
 export function createRequestGenerator(
   shape: RequestShape,
-  options: { seed: number; tokensPerWord: number; sameState?: boolean },
+  options: { seed: number; tokensPerWord: number; sameState?: boolean; states?: number },
 ): () => BenchRequest {
   const random = mulberry32(options.seed);
   const words = wordsFor(shape.stateTokens, options.tokensPerWord);
-  const fixedState = options.sameState ? generateText(random, words) : undefined;
+  const count = options.states ?? (options.sameState ? 1 : 0);
+  const fixedStates = Array.from({ length: count }, () => generateText(random, words));
+  let sent = 0;
   return () => {
-    const state = fixedState ?? generateText(random, words);
+    const state = count > 0 ? fixedStates[sent++ % count] : generateText(random, words);
     const questions: Record<string, unknown> = {};
     for (let i = 0; i < shape.questions; i++) questions[`q${i + 1}`] = question(random, i, shape.options);
     return { body: JSON.stringify({ state, questions }), questions: shape.questions };

@@ -36,6 +36,8 @@ export interface BenchSettings {
   ceilingReads: number;
   /** Adds a phase that repeats one state, to show what the server's prefix cache saves. */
   reuse: boolean;
+  /** Adds a phase whose requests take this many states in turn, to show how many states the server keeps cached. */
+  states?: number;
 }
 
 export interface BenchHooks {
@@ -148,13 +150,19 @@ async function runPhases(
   const log = hooks.log ?? (() => undefined);
   const specs: PhaseSpec[] = settings.concurrency.map((concurrency) => ({ concurrency, sameState: false }));
   if (settings.reuse) specs.push({ concurrency: settings.concurrency[0], sameState: true });
+  if (settings.states) specs.push({ concurrency: settings.concurrency[0], sameState: false, states: settings.states });
   const phases: { spec: PhaseSpec; result: LoadResult }[] = [];
   for (const [index, spec] of specs.entries()) {
-    const next = createRequestGenerator(settings.shape, { seed: deriveSeed(settings.seed, index + 1), tokensPerWord, sameState: spec.sameState });
-    const warmup = settings.warmup ?? spec.concurrency;
+    const next = createRequestGenerator(settings.shape, {
+      seed: deriveSeed(settings.seed, index + 1), tokensPerWord, sameState: spec.sameState, states: spec.states,
+    });
+    // By default the interleaved phase first reads each of its states once: it measures a warm cache.
+    const warmup = settings.warmup ?? Math.max(spec.concurrency, spec.states ?? 0);
     if (warmup > 0) await runLoad({ send: client.send, next, concurrency: Math.min(spec.concurrency, warmup), limit: { requests: warmup } });
     await ceiling?.sample();
-    const state = spec.sameState ? "the same state every request" : "a new state every request";
+    const state = spec.states
+      ? `${spec.states} states in turn`
+      : spec.sameState ? "the same state every request" : "a new state every request";
     log(`phase ${index + 1}/${specs.length}: ${state}, concurrency ${spec.concurrency}, ${describeLimit(settings.limit)}`);
     const result = await runLoad({
       send: client.send, next, concurrency: spec.concurrency, limit: settings.limit,

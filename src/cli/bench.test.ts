@@ -77,12 +77,14 @@ describe("judge bench against the real server on the tiny fixture model", () => 
   it("prints a table without a ceiling when no model file is given, reading the key from a file", async () => {
     const keyFile = join(dir, "key");
     writeFileSync(keyFile, `${server.key}\n`);
-    const run = await judge("bench", "--url", server.url, "--key-file", keyFile, "--concurrency", "2", "--requests", "4", "--no-reuse");
+    const run = await judge("bench", "--url", server.url, "--key-file", keyFile, "--concurrency", "2", "--requests", "4", "--no-reuse", "--states", "3");
     expect(run.status, JSON.stringify(run)).toBe(0);
     const lines = run.stdout.split("\n");
     expect(lines[0]).toMatch(/^STATE\s+CONC\s+REQUESTS/);
     expect(lines[1]).toMatch(/^new\s+2\s+4\s+0\s/);
-    expect(lines[2]).toBe("");
+    expect(lines[2]).toMatch(/^3 in turn\s+2\s+4\s+0\s/);
+    expect(lines[3]).toBe("");
+    expect(run.stdout).toMatch(/3 interleaved states \(concurrency 2\): p50 [\d.]+ ms vs [\d.]+ ms for new states;/);
     expect(run.stdout).toContain("measured by the server's usage counts");
     expect(run.stdout).toContain("no ceiling measured: pass --model");
   });

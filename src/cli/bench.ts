@@ -22,6 +22,7 @@ interface BenchOptions {
   threads: number;
   ceilingReads: number;
   reuse: boolean;
+  states?: number;
 }
 
 const DEFAULT_DURATION_MS = 10_000;
@@ -55,6 +56,11 @@ export function registerBenchCommand(program: Command): void {
     .option("--threads <n>", "threads for the ceiling (0: the math cores, as the server's default)", arg((v) => parseInteger(v, 0, 512)), 0)
     .option("--ceiling-reads <n>", "raw reads per ceiling sample", arg((v) => parseInteger(v, 1, 1000)), 3)
     .option("--no-reuse", "skip the phase that repeats one state (prefix reuse)")
+    .option(
+      "--states <k>",
+      "add a phase whose requests take K states in turn (tenants interleaving states); run it against JUDGE_SLOTS=1 and K to see what slots save",
+      arg((v) => parseInteger(v, 2, 1024)),
+    )
     .action(async (options: BenchOptions, command: Command) => {
       const settings = toSettings(options);
       const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -85,6 +91,7 @@ function toSettings(options: BenchOptions): BenchSettings {
     threads: options.threads,
     ceilingReads: options.ceilingReads,
     reuse: options.reuse,
+    states: options.states,
   };
 }
 

@@ -7,6 +7,8 @@ import type { AccountSummary } from "../services/accounts.js";
 export interface GlobalOptions {
   db?: string;
   json?: boolean;
+  /** Create the database when it does not exist; without it a missing one is refused. */
+  create?: boolean;
 }
 
 /** A mistake by the person running the CLI: reported as one line, without a stack trace. */
@@ -21,6 +23,11 @@ export function globalOptions(command: Command): GlobalOptions {
   return command.optsWithGlobals<GlobalOptions>();
 }
 
+/** "Invalid configuration:\n  A: x\n  B: y" → "Invalid configuration: A: x; B: y": a user error is one line. */
+export function oneLine(message: string): string {
+  return message.replace(/:\s*\n\s*/g, ": ").replace(/\s*\n\s*/g, "; ").trim();
+}
+
 /** The environment's configuration with command-line overrides applied. */
 export function resolveConfig(command: Command): Config {
   let config: Config;
@@ -33,9 +40,13 @@ export function resolveConfig(command: Command): Config {
   return db === undefined ? config : { ...config, db };
 }
 
-/** Builds the services (as the server does) for the duration of one command, closing them even on failure. */
+/**
+ * Builds the services (as the server does) for the duration of one command, closing them even
+ * on failure. The database must already exist unless `--create` is given: a mistyped `--db`
+ * must fail, not show an empty database that looks like lost data.
+ */
 export async function withServices<T>(command: Command, run: (services: Services) => T | Promise<T>): Promise<T> {
-  const services = await buildServices(resolveConfig(command));
+  const services = await buildServices(resolveConfig(command), { mustExist: !globalOptions(command).create });
   try {
     return await run(services);
   } finally {

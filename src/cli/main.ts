@@ -6,11 +6,11 @@ import {
   type FixturePreset,
   type FixtureWeightType,
 } from "../fixtures/fixture-model.js";
-import { isStoreError } from "../store/store.js";
+import { DatabaseMissingError, isStoreError } from "../store/store.js";
 import { registerAccountsCommands } from "./accounts.js";
 import { registerBalanceCommands } from "./balance.js";
 import { registerBenchCommand } from "./bench.js";
-import { CliError, emit, resolveConfig } from "./context.js";
+import { CliError, emit, oneLine, resolveConfig } from "./context.js";
 import { registerEvaluationCommands } from "./evaluation.js";
 import { registerKeysCommands } from "./keys.js";
 import { registerLedgerCommands } from "./ledger.js";
@@ -27,6 +27,7 @@ function buildProgram(): Command {
     .description("Administer the Typed Judgment Service: plans, accounts, balances, API keys, ledger, server, fixtures")
     .option("--db <path or url>", "SQLite database file or postgres:// URL (overrides JUDGE_DB)")
     .option("--json", "print machine-readable JSON instead of tables")
+    .option("--create", "create the database if it does not exist (otherwise only `serve` creates one)")
     .showHelpAfterError("(run with --help for usage)");
 
   registerPlansCommands(program);
@@ -94,8 +95,10 @@ function parseSeed(value: string): number {
 
 /** User errors become one line on stderr; anything else is a bug and keeps its stack trace. */
 function reportFailure(error: unknown): void {
-  if (error instanceof CliError || isStoreError(error)) {
-    process.stderr.write(`judge: ${error.message}\n`);
+  if (error instanceof DatabaseMissingError) {
+    process.stderr.write(`judge: ${oneLine(error.message)}; check --db or JUDGE_DB (and JUDGE_DB_SCHEMA), or pass --create to create it\n`);
+  } else if (error instanceof CliError || isStoreError(error)) {
+    process.stderr.write(`judge: ${oneLine(error.message)}\n`);
   } else {
     process.stderr.write(`judge: unexpected error\n${error instanceof Error ? error.stack : String(error)}\n`);
   }

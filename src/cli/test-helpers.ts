@@ -4,8 +4,9 @@ import { afterEach, beforeEach, expect } from "vitest";
 import { newTestDatabase, type StoreEngine, type TestDatabase } from "../testing/databases.js";
 
 /**
- * Shared by the CLI's end-to-end tests: every test gets a fresh database (a SQLite file in a
- * temp dir unless the harness is for PostgreSQL, then a schema of its own), dropped afterwards.
+ * Shared by the CLI's end-to-end tests: every test gets a fresh, migrated database (a SQLite
+ * file in a temp dir unless the harness is for PostgreSQL, then a schema of its own), dropped
+ * afterwards.
  * Runs are asynchronous: a test of many commands would otherwise block the worker's event loop
  * for longer than vitest waits for its progress reports on a busy machine.
  */
@@ -35,8 +36,11 @@ export interface CliHarness {
 /** Call at the top of a test file: registers the hooks that create and drop each test's database. */
 export function useCliHarness(engine: StoreEngine = "sqlite"): CliHarness {
   let current: TestDatabase | undefined;
-  beforeEach(() => {
+  beforeEach(async () => {
     current = newTestDatabase(engine);
+    // Administration commands refuse a database that does not exist yet; a deployment's would
+    // have been created by its server's first start.
+    await (await current.store()).close();
   });
   afterEach(async () => {
     await current?.drop();
@@ -68,7 +72,8 @@ export function useCliHarness(engine: StoreEngine = "sqlite"): CliHarness {
   return { database, judge, judgeOk, judgeJson };
 }
 
-function runJudge(args: string[], env: Record<string, string>): Promise<Run> {
+/** The real `judge` binary with `args`, in an environment without the machine's JUDGE_* settings. */
+export function runJudge(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["bin/judge.js", ...args], {
       cwd: repoRoot,

@@ -110,6 +110,22 @@ describe("the official SDK against this server", () => {
     expect(answer.legend, show(result)).toEqual({ "0": levels[0], "1": levels[1], "2": levels[2], "3": levels[3] });
   });
 
+  it("reads a score whose levels are null, empty, an object and an array: the legend gives each back exactly as sent", async () => {
+    const levels: [null, string, { label: string; weight: number; tags: (string | null)[] }, string[], null] = [
+      null,
+      "",
+      { label: "high", weight: 0.75, tags: ["x", null] },
+      ["all", "of", "it"],
+      null,
+    ];
+    const result = await client.systemOne({ state: "The site is down.", questions: { urgency: score("How urgent is it?", levels) } });
+    const answer = result.answers.urgency;
+    expectScoreShape(answer, 5, result);
+    const first: null = answer.legend[0];
+    expect(first, show(result)).toBeNull();
+    expect(JSON.stringify(answer.legend), show(result)).toBe(JSON.stringify({ "0": null, "1": "", "2": levels[2], "3": levels[3], "4": null }));
+  });
+
   it("reads score answers for every scale length from 2 to 10", async () => {
     const questions = Object.fromEntries(
       Array.from({ length: 9 }, (_, i) => [`s${i + 2}`, score(`Rate it on ${i + 2} levels.`, Array.from({ length: i + 2 }, (_, j) => `level ${j}`) as [string, string])]),

@@ -10,7 +10,6 @@ import { tinyFixturePath } from "../testing/fixture.js";
 import { referenceProbabilities } from "../testing/reference.js";
 import { createLlamaEngine } from "./llama-engine.js";
 import { writeFixtureModel } from "../fixtures/fixture-model.js";
-import { readyTinyEngine } from "../testing/server.js";
 import { BudgetError, EngineFailedError, type JudgmentEngine } from "./types.js";
 
 const choice = (n: number): Question => ({
@@ -25,11 +24,20 @@ const score = (n: number): Question => ({
 });
 const STATE = { ticket: "I was charged twice. 한국어 🎉", priority: 2 };
 
+const WORDS = "word ".repeat(120);
+
 let engine: JudgmentEngine;
 let model: LlamaModel;
 
+const tinyEngine = async (slots: number) => {
+  // Pinned to the CPU build: exactness is defined there (llama-runtime.ts).
+  const created = createLlamaEngine({ model: await tinyFixturePath(), modelsDir: ".", contextSize: 8192, maxRequestTokens: 100_000, threads: 1, gpu: "off", slots });
+  await created.ready;
+  return created;
+};
+
 beforeAll(async () => {
-  engine = await readyTinyEngine();
+  engine = await tinyEngine(1);
   const llama = await getLlama({ gpu: false, build: "never" });
   model = await llama.loadModel({ modelPath: await tinyFixturePath() });
 });
@@ -38,28 +46,52 @@ afterAll(async () => {
   await model?.dispose();
 });
 
-async function engineProbabilities(state: unknown, questions: Question[]): Promise<number[][]> {
-  const result = await engine.evaluate(await engine.prepare(buildPrompt(state, questions)));
+async function engineProbabilities(state: unknown, questions: Question[], on = engine): Promise<number[][]> {
+  const result = await on.evaluate(await on.prepare(buildPrompt(state, questions)));
   return result.labelLogProbs.map((lps) => normalise(lps, 1));
 }
 
+/** The reference is slow (a fresh evaluation per label prefix) and the same for every slot count. */
+const references = new Map<string, Promise<number[][]>>();
+function reference(state: unknown, questions: Question[]): Promise<number[][]> {
+  const key = JSON.stringify([state, questions]);
+  if (!references.has(key)) references.set(key, referenceProbabilities(model, buildPrompt(state, questions)));
+  return references.get(key)!;
+}
+
+/**
+ * The engine reads the same logits as the reference (neither evaluates a token alone:
+ * llama-batching.test.ts); what remains is the rounding of float64 sums, far below 1e-9.
+ */
 function expectClose(actual: number[][], expected: number[][], what: string) {
   expect(actual.length, what).toBe(expected.length);
   actual.forEach((row, q) => {
     const worst = Math.max(...row.map((p, i) => Math.abs(p - expected[q][i])));
-    expect(worst, `${what}, question ${q}: max |engine − reference| = ${worst}\nengine ${JSON.stringify(row)}\nreference ${JSON.stringify(expected[q])}`).toBeLessThan(1e-6);
+    expect(worst, `${what}, question ${q}: max |engine − reference| = ${worst}\nengine ${JSON.stringify(row)}\nreference ${JSON.stringify(expected[q])}`).toBeLessThan(1e-9);
     expect(Math.min(...row), `${what}: an option got probability 0`).toBeGreaterThan(0);
   });
 }
 
-describe("the engine's probabilities equal a fresh full evaluation", () => {
+describe.each([1, 3])("with %i slot(s), the engine's probabilities equal a fresh full evaluation", (slots) => {
+  let subject: JudgmentEngine;
+  beforeAll(async () => {
+    subject = slots === 1 ? engine : await tinyEngine(slots);
+  });
+  afterAll(async () => {
+    if (subject !== engine) await subject?.close();
+  });
+  const check = async (state: unknown, questions: Question[], what: string) =>
+    expectClose(await engineProbabilities(state, questions, subject), await reference(state, questions), what);
+
   for (const n of [2, 26, 27, 100, 255]) {
     it(`choice with ${n} options (multi-token labels beyond 26)`, async () => {
-      const questions = [choice(n)];
-      const prompt = buildPrompt(STATE, questions);
-      expectClose(await engineProbabilities(STATE, questions), await referenceProbabilities(model, prompt), `choice ${n}`);
+      await check(STATE, [choice(n)], `choice ${n}`);
     });
   }
+
+  it("27 options on a state of 'word ' × 120 (two-token labels after a long repetitive state)", async () => {
+    await check(WORDS, [choice(27)], "choice 27, word × 120");
+  });
 
   it("noul without criteria, two-sided and one-sided", async () => {
     const questions: Question[] = [
@@ -67,20 +99,18 @@ describe("the engine's probabilities equal a fresh full evaluation", () => {
       { type: "noul", instructions: "It is urgent.", criteria: { true: "needs action today", false: "can wait" } },
       { type: "noul", instructions: { claim: "refund due" }, criteria: { true: "a refund is owed" } },
     ];
-    expectClose(await engineProbabilities(STATE, questions), await referenceProbabilities(model, buildPrompt(STATE, questions)), "noul");
+    await check(STATE, questions, "noul");
   });
 
   it("score with every level count from 2 to 10", async () => {
-    const questions = Array.from({ length: 9 }, (_, i) => score(i + 2));
-    expectClose(await engineProbabilities(STATE, questions), await referenceProbabilities(model, buildPrompt(STATE, questions)), "score");
+    await check(STATE, Array.from({ length: 9 }, (_, i) => score(i + 2)), "score");
   });
 
   it("after the cached prefix came from another request (prefix reuse)", async () => {
     const questions = [choice(27), score(5)];
-    await engineProbabilities({ ticket: "I was charged once.", priority: 1 }, questions);
-    await engineProbabilities(STATE, [choice(3)]);
-    const reused = await engineProbabilities(STATE, questions);
-    expectClose(reused, await referenceProbabilities(model, buildPrompt(STATE, questions)), "reused prefix");
+    await engineProbabilities({ ticket: "I was charged once.", priority: 1 }, questions, subject);
+    await engineProbabilities(STATE, [choice(3)], subject);
+    expectClose(await engineProbabilities(STATE, questions, subject), await reference(STATE, questions), "reused prefix");
   });
 });
 

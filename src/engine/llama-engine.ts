@@ -1,16 +1,5 @@
-import path from "node:path";
-import {
-  getLlama,
-  LlamaLogLevel,
-  resolveChatWrapper,
-  resolveModelFile,
-  type LlamaContext,
-  type LlamaContextSequence,
-  type LlamaModel,
-  type LlamaText,
-} from "node-llama-cpp";
+import type { LlamaText } from "node-llama-cpp";
 import type { JudgmentPrompt } from "../judgment/prompt.js";
-import { createChatPromptTemplate, type ChatPromptTemplate } from "./chat-prompt.js";
 import {
   branchTokenCount,
   buildLabelTrie,
@@ -19,37 +8,46 @@ import {
   type LabelTrieNode,
   type Token,
 } from "./label-trie.js";
-import { createSerialQueue } from "./serial-queue.js";
+import { loadModel, messageOf, modelIdFrom, type LlamaGpu, type LoadedModel } from "./llama-runtime.js";
 import { createSequenceBrancher } from "./sequence-brancher.js";
+import { createSerialQueue } from "./serial-queue.js";
+import { createSlotRouter } from "./slot-router.js";
 import {
   BudgetError,
   EngineFailedError,
   EngineUnavailableError,
   RequestAbortedError,
   throwIfAborted,
+  type EngineDescription,
   type EngineResult,
   type EngineStatus,
   type JudgmentEngine,
   type PreparedJudgment,
 } from "./types.js";
 
+export type { LlamaGpu };
+
 export interface LlamaEngineOptions {
   /** A local GGUF path or an `hf:` URI. */
   model: string;
   modelsDir: string;
   modelId?: string;
+  /** Tokens per slot: a state, one question and its longest label must fit. */
   contextSize: number;
   maxRequestTokens: number;
   threads: number;
+  /** llama.cpp backend (JUDGE_GPU); `off` (the default here) is the CPU build, where exactness is defined. */
+  gpu?: LlamaGpu;
+  /** States kept cached at once (JUDGE_SLOTS); 1 by default. */
+  slots?: number;
   /** Shows a download progress bar for a missing model. */
   showDownloadProgress?: boolean;
 }
 
-interface Loaded {
-  model: LlamaModel;
-  context: LlamaContext;
-  sequence: LlamaContextSequence;
-  template: ChatPromptTemplate;
+export interface LlamaEngine extends JudgmentEngine {
+  readonly ready: Promise<void>;
+  /** Tokens the model has evaluated since loading, re-reads included: what prefix caching saves shows here. */
+  evaluatedTokens(): number;
 }
 
 interface PreparedQuestion {
@@ -70,16 +68,33 @@ class PreparedLlamaJudgment implements PreparedJudgment {
 /**
  * A judgment engine over node-llama-cpp. Returns at once; the model loads in the background
  * (downloading it first when needed) and `status()` reports progress.
+ *
+ * With several slots, each keeps the prefix (system text + state) of the last request it
+ * served, and a request goes to the slot already holding its state (src/engine/slot-router.ts),
+ * so tenants interleaving different states each keep reusing theirs.
  */
-export function createLlamaEngine(options: LlamaEngineOptions): JudgmentEngine & { ready: Promise<void> } {
+export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
+  const gpu = options.gpu ?? "off";
+  const slots = options.slots ?? 1;
+  const router = createSlotRouter(slots);
+  // On CPU one request evaluates at a time, whatever its slot. node-llama-cpp would decode
+  // concurrent slots together, packing their tokens into shared batches of 512, and may then
+  // cut one slot's tokens so a single token lands alone in a batch, which changes its logits
+  // (sequence-brancher.ts); prompt reading is compute-bound on CPU, so interleaving gains
+  // little anyway. On a GPU, where numbers are not bit-exact in any case, slots decode in
+  // parallel and node-llama-cpp batches them together.
+  const cpuQueue = createSerialQueue();
+  const inFlight = new Set<Promise<unknown>>();
   let status: EngineStatus = { state: "loading", detail: "starting" };
-  let loaded: Loaded | undefined;
-  const queue = createSerialQueue();
+  let loaded: LoadedModel | undefined;
+  let backend = gpu === "off" ? "cpu" : gpu;
   const modelId = options.modelId ?? modelIdFrom(options.model);
 
-  const ready = load(options, (detail) => (status = { state: "loading", detail })).then(
+  const settings = { ...options, gpu, slots };
+  const ready = loadModel(settings, (detail) => (status = { state: "loading", detail })).then(
     (result) => {
       loaded = result;
+      backend = result.backend;
       status = { state: "ready" };
     },
     (error: unknown) => {
@@ -87,17 +102,32 @@ export function createLlamaEngine(options: LlamaEngineOptions): JudgmentEngine &
     },
   );
 
-  const requireLoaded = (): Loaded => {
+  const requireLoaded = (): LoadedModel => {
     if (loaded) return loaded;
     const detail = status.state === "ready" ? "closed" : status.detail;
     throw new EngineUnavailableError(`the model is not available (${detail})`);
   };
 
+  const evaluateOnSlot = async (target: LoadedModel, prepared: PreparedLlamaJudgment, signal?: AbortSignal) => {
+    const lease = await router.acquire(prepared.prefixTokens);
+    try {
+      const run = () => evaluateJudgment(target.sequences[lease.slot], prepared, signal);
+      return await (target.backend === "cpu" ? cpuQueue.run(run) : run());
+    } finally {
+      lease.release();
+    }
+  };
+
   return {
     modelId,
-    description: { kind: "llama", backend: "cpu", slots: 1 },
+    get description(): EngineDescription {
+      return { kind: "llama", backend, slots };
+    },
     ready,
     status: () => status,
+    // node-llama-cpp meters a token whose logits were read as "output"; both were evaluated.
+    evaluatedTokens: () =>
+      loaded?.sequences.reduce((sum, { tokenMeter }) => sum + tokenMeter.usedInputTokens + tokenMeter.usedOutputTokens, 0) ?? 0,
     async prepare(prompt, signal) {
       throwIfAborted(signal);
       return prepareJudgment(requireLoaded(), prompt, options);
@@ -105,50 +135,26 @@ export function createLlamaEngine(options: LlamaEngineOptions): JudgmentEngine &
     async evaluate(prepared, signal) {
       const target = requireLoaded();
       if (!(prepared instanceof PreparedLlamaJudgment)) throw new TypeError("not prepared by this engine");
-      return queue.run(() => evaluateJudgment(target, prepared, signal));
+      const evaluation = evaluateOnSlot(target, prepared, signal);
+      inFlight.add(evaluation);
+      return evaluation.finally(() => inFlight.delete(evaluation));
     },
     async close() {
       await ready;
       const closing = loaded;
       loaded = undefined;
       status = { state: "failed", detail: "engine closed" };
+      await Promise.allSettled([...inFlight]);
       // The model (and its context) are this engine's; the Llama runtime may be shared.
-      if (closing) await queue.run(() => closing.model.dispose());
+      await closing?.model.dispose();
     },
   };
 }
 
-async function load(options: LlamaEngineOptions, report: (detail: string) => void): Promise<Loaded> {
-  report(`looking for ${options.model} (downloading it into ${options.modelsDir} if missing)`);
-  const modelPath = await resolveModelFile(asModelUri(options.model), {
-    directory: options.modelsDir,
-    cli: options.showDownloadProgress ?? false,
-    // /health reports download progress, for logs and orchestrators that see no terminal.
-    onProgress: ({ totalSize, downloadedSize }) =>
-      report(`downloading the model: ${totalSize > 0 ? Math.floor((100 * downloadedSize) / totalSize) : 0}%`),
-  });
-  report("loading the model");
-  const llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
-  const model = await llama.loadModel({ modelPath });
-  const context = await model.createContext({
-    contextSize: options.contextSize,
-    sequences: 1,
-    // node-llama-cpp's own default oversubscribes small machines (4+ threads on 2 cores runs
-    // ~7x slower as llama.cpp's threads spin against each other), so default to the math cores.
-    threads: options.threads === 0 ? llama.cpuMathCores : options.threads,
-    // llama.cpp's CPU flash attention accumulates in f16 and its result depends on how tokens
-    // are batched (~1e-3 in logits): a cached prefix would then answer differently from a
-    // fresh one. Without it every batching gives the same logits.
-    flashAttention: false,
-  });
-  const sequence = context.getSequence();
-  const template = createChatPromptTemplate(resolveChatWrapper(model));
-  return { model, context, sequence, template };
-}
-
-function prepareJudgment(loaded: Loaded, prompt: JudgmentPrompt, options: LlamaEngineOptions): PreparedLlamaJudgment {
+function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: LlamaEngineOptions): PreparedLlamaJudgment {
   const tokenize = (text: LlamaText) => text.tokenize(loaded.model.tokenizer) as Token[];
   const prefixTokens = tokenize(loaded.template.prefix(prompt.system, prompt.state));
+  // Per sequence: node-llama-cpp gives each slot this many cells of its own.
   const budget = loaded.context.contextSize;
   let inputTokens = prefixTokens.length;
   const questions = prompt.questions.map((question, index) => {
@@ -161,6 +167,8 @@ function prepareJudgment(loaded: Loaded, prompt: JudgmentPrompt, options: LlamaE
         index,
       );
     }
+    // Billed: the prompt's tokens and one per label branch. The engine's re-reads (the token
+    // before a label token, evaluated again so no batch holds one token) are its own cost.
     inputTokens += tokens.length + branchTokenCount(trie);
     return { tokens, trie, labelCount: question.labels.length };
   });
@@ -173,14 +181,14 @@ function prepareJudgment(loaded: Loaded, prompt: JudgmentPrompt, options: LlamaE
 }
 
 async function evaluateJudgment(
-  loaded: Loaded,
+  sequence: LoadedModel["sequences"][number],
   prepared: PreparedLlamaJudgment,
   signal: AbortSignal | undefined,
 ): Promise<EngineResult> {
-  // A request whose client left while it waited in the queue costs the model nothing.
+  // A request whose client left while it waited for the model costs the model nothing.
   throwIfAborted(signal);
   const started = performance.now();
-  const brancher = createSequenceBrancher(loaded.sequence);
+  const brancher = createSequenceBrancher(sequence);
   try {
     await brancher.reuseOrEvaluatePrefix(prepared.prefixTokens);
     const labelLogProbs: number[][] = [];
@@ -199,21 +207,4 @@ async function evaluateJudgment(
     if (error instanceof RequestAbortedError) throw error;
     throw new EngineFailedError(`the model failed while evaluating: ${messageOf(error)}`, { cause: error });
   }
-}
-
-/**
- * A local path is taken relative to the working directory, as users expect; node-llama-cpp
- * would otherwise look for it inside the models directory.
- */
-function asModelUri(model: string): string {
-  return /^[a-z][a-z0-9+.-]*:/i.test(model) && !/^[a-z]:[\\/]/i.test(model) ? model : path.resolve(model);
-}
-
-function modelIdFrom(model: string): string {
-  const file = model.startsWith("hf:") ? model.split("/").pop()! : path.basename(model);
-  return file.replace(/\.gguf$/i, "");
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

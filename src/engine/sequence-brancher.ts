@@ -4,6 +4,14 @@ import type { BranchingSequence, Token } from "./label-trie.js";
 /**
  * The model's sequence as a `BranchingSequence`: extends by evaluating tokens, retracts by
  * erasing them from the KV cache, and keeps a prefix cached across requests.
+ *
+ * Every token is evaluated in a batch of at least two tokens. On CPU, llama.cpp sends a batch
+ * of one through other matrix kernels than a longer batch (llamafile's sgemm declines n < 2 and
+ * ggml's vec_dot sums in another order), so a token alone gets slightly different logits
+ * (~4e-6 on the tiny fixture; on a random 24-layer Q4_0 fixture, which amplifies rounding
+ * chaotically, up to 0.4). Batches of two or more give bit-identical logits however the
+ * tokens are split between them (src/engine/llama-batching.test.ts), so the engine's numbers
+ * equal one fresh evaluation of the whole token sequence, whatever was cached before.
  */
 export interface SequenceBrancher extends BranchingSequence {
   /** Keeps the longest cached match of `prefix`, erases the rest, evaluates what is missing. */
@@ -24,15 +32,12 @@ export function createSequenceBrancher(sequence: LlamaContextSequence): Sequence
       let common = 0;
       while (common < prefix.length && common < cached.length && cached[common] === prefix[common]) common++;
       await rollbackTo(common);
-      if (common < prefix.length) await sequence.controlledEvaluate(prefix.slice(common));
+      if (common < prefix.length) await evaluateInBatches(sequence, prefix.slice(common));
     },
     async extend(tokens, candidates, normalised) {
       // Only the requested logits cross into JavaScript unless the normaliser is needed.
       const logits = normalised ? true : { filter: { tokens: candidates } };
-      const input: ControlledEvaluateInputItem[] = tokens.slice(0, -1);
-      input.push([tokens[tokens.length - 1], { generateNext: { logits, options: { temperature: 0 } } }]);
-      const output = await sequence.controlledEvaluate(input);
-      const next = output[tokens.length - 1]?.next.logits;
+      const next = await evaluateInBatches(sequence, tokens, { logits, options: { temperature: 0 } });
       if (!next) throw new Error("the model returned no logits");
       return normalised ? logProbsOf(next, candidates) : pick(next, candidates);
     },
@@ -40,6 +45,55 @@ export function createSequenceBrancher(sequence: LlamaContextSequence): Sequence
       await rollbackTo(sequence.nextTokenIndex - count);
     },
   };
+}
+
+type GenerateNext = NonNullable<Extract<ControlledEvaluateInputItem, unknown[]>[1]["generateNext"]>;
+
+/**
+ * Appends `tokens`, one decode per batch of at most the context's batch size and never a batch
+ * of one: a lone token is evaluated again with the token before it (its cache entry is erased
+ * and recomputed, bit-identically, since it too came from a batch of two or more), and a long
+ * run is split so its last batch keeps two tokens. Returns the logits after the last token.
+ */
+async function evaluateInBatches(
+  sequence: LlamaContextSequence,
+  tokens: Token[],
+  generateNext?: GenerateNext,
+): Promise<Map<Token, number> | undefined> {
+  let input = tokens;
+  const end = sequence.nextTokenIndex;
+  if (input.length === 1 && end > 0) {
+    const previous = sequence.contextTokens[end - 1];
+    await sequence.eraseContextTokenRanges([{ start: end - 1, end }]);
+    input = [previous, ...input];
+  }
+  let logits: Map<Token, number> | undefined;
+  let start = 0;
+  for (const size of batchSizes(input.length, sequence.context.batchSize)) {
+    const batch: ControlledEvaluateInputItem[] = input.slice(start, start + size);
+    start += size;
+    const last = start === input.length;
+    if (last && generateNext) batch[size - 1] = [input[start - 1], { generateNext }];
+    // One call per batch, awaited: node-llama-cpp would otherwise cut a long run at its batch
+    // size and leave whatever remains, possibly one token, as the last batch.
+    const output = await sequence.controlledEvaluate(batch);
+    if (last && generateNext) logits = output[size - 1]?.next.logits;
+  }
+  return logits;
+}
+
+/** Sizes of consecutive batches for `count` tokens: at most `max` each, none of one token. */
+export function batchSizes(count: number, max: number): number[] {
+  const sizes: number[] = [];
+  let left = count;
+  while (left > max) {
+    // Leaving a single token for the last batch would make it a batch of one.
+    const size = left - max === 1 && max > 2 ? max - 1 : max;
+    sizes.push(size);
+    left -= size;
+  }
+  if (left > 0) sizes.push(left);
+  return sizes;
 }
 
 function pick(logits: Map<Token, number>, candidates: Token[]): Map<Token, number> {

@@ -83,6 +83,14 @@ export class UpstreamRejectedError extends Error {
   override name = "UpstreamRejectedError";
 }
 
+/**
+ * The request holds text this engine cannot send faithfully (control-token text that the
+ * server's tokenizer would read as a control token): the client must change it (a 400).
+ */
+export class UnsupportedTextError extends Error {
+  override name = "UnsupportedTextError";
+}
+
 /** The client went away; nothing was answered (the status is never seen, but it is logged). */
 export class RequestAbortedError extends Error {
   override name = "RequestAbortedError";

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { ApiError } from "../errors.js";
+import { withNumberTexts } from "./json-numbers.js";
 
 /** The spec's limit on a request body: 256 KB. */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -22,10 +23,27 @@ export interface JsonBody {
  * and while streaming for chunked bodies, so an oversized body is never held in memory.
  */
 export async function readJsonBody(request: Request, maxBytes = MAX_BODY_BYTES): Promise<JsonBody> {
+  refuseEncoded(request);
   const declared = Number(request.headers.get("content-length") ?? Number.NaN);
   if (declared > maxBytes) throw tooLarge(maxBytes);
   const bytes = await readAtMost(request, maxBytes);
   return { value: parseJson(bytes), digest: createHash("sha256").update(bytes).digest("hex") };
+}
+
+/**
+ * A compressed body would otherwise fail as "not valid UTF-8", which sends the client looking in
+ * the wrong place. Only identity is read; RFC 9110 says to answer 415 with Accept-Encoding.
+ */
+function refuseEncoded(request: Request): void {
+  const encoding = request.headers.get("content-encoding");
+  if (encoding === null) return;
+  const codings = encoding.split(",").map((coding) => coding.trim().toLowerCase());
+  if (codings.every((coding) => coding === "identity" || coding === "")) return;
+  throw new ApiError(
+    "unsupported_content_encoding",
+    `Content-Encoding ${JSON.stringify(encoding.slice(0, 100))} is not supported; send the body uncompressed (identity)`,
+    { "accept-encoding": "identity" },
+  );
 }
 
 function parseJson(bytes: Uint8Array): unknown {
@@ -45,7 +63,7 @@ function parseJson(bytes: Uint8Array): unknown {
   if (nestingDepth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
     throw new ApiError("invalid_request", `the request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`);
   }
-  return value;
+  return withNumberTexts(text, value);
 }
 
 /** Depth of nested objects/arrays, counted without recursion; stops once past `limit`. */
@@ -68,7 +86,11 @@ async function readAtMost(request: Request, maxBytes: number): Promise<Uint8Arra
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await reader.read().catch((error: unknown) => {
+      // The stream fails only with the connection: Node's "aborted" when the client leaves mid-body.
+      if ((error as NodeJS.ErrnoException)?.code !== "ECONNRESET") throw error;
+      throw new ApiError("client_closed_request", "the client closed the connection before sending the whole body");
+    });
     if (done) break;
     size += value.byteLength;
     if (size > maxBytes) {

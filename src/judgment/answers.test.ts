@@ -109,10 +109,23 @@ describe("buildAnswer", () => {
     expect(Object.keys(answer).sort(), show(answer)).toEqual(["confidence", "legend", "probabilities", "score", "type"]);
   });
 
-  it("score: a null level description comes back in the legend as an empty string, never null", () => {
-    const answer = buildAnswer(score([null, "middle", null]), [-1, -2, -3], NEUTRAL_TEMPERATURES);
+  it("score: the legend echoes every level exactly as sent: null stays null, an empty string stays empty", () => {
+    const nested = { label: "a lot", weight: 0.5, tags: ["x", null, { deep: true }] };
+    const levels = [null, "middle", "", nested, [], {}];
+    const answer = buildAnswer(score(levels), [-1, -2, -3, -4, -5, -6], NEUTRAL_TEMPERATURES);
     if (answer.type !== "score") throw new Error(show(answer));
-    expect(answer.legend, show(answer)).toEqual({ "0": "", "1": "middle", "2": "" });
+    // Compared as the JSON a client reads: key order and every value as sent.
+    expect(JSON.stringify(answer.legend), show(answer)).toBe(
+      JSON.stringify({ "0": null, "1": "middle", "2": "", "3": nested, "4": [], "5": {} }),
+    );
+    expect(answer.legend["0"], show(answer)).toBeNull();
+  });
+
+  it("score: a level object with a __proto__ key comes back with that key", () => {
+    const level = JSON.parse('{"__proto__": "odd", "plain": 1}');
+    const answer = buildAnswer(score([level, "other"]), [-1, -2], NEUTRAL_TEMPERATURES);
+    if (answer.type !== "score") throw new Error(show(answer));
+    expect(JSON.stringify(answer.legend), show(answer)).toBe('{"0":{"__proto__":"odd","plain":1},"1":"other"}');
   });
 
   it("score: the expected level equals Σ i·pᵢ over the returned probabilities for every scale length", () => {

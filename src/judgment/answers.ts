@@ -89,8 +89,8 @@ export function buildAnswer(question: Question, labelLogProbs: number[], tempera
         type: "score",
         score: p.reduce((sum, pi, i) => sum + i * pi, 0),
         probabilities: keyed(levels, p),
-        // The ecosystem's clients expect a legend entry for every level, never null.
-        legend: keyed(levels, question.criteria.map((d) => d ?? "")),
+        // Echoed exactly as sent: a null level stays null, an object that object (jev-compat.md).
+        legend: keyed(levels, question.criteria),
         confidence: scoreConfidence(p),
       };
     }

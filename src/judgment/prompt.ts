@@ -16,6 +16,11 @@ export interface JudgmentPrompt {
   system: string;
   state: string;
   questions: PromptQuestion[];
+  /**
+   * The request's own state and questions (still no ids), for an engine that forwards them to
+   * a server rendering its own prompt (the System One gateway) rather than reading this text.
+   */
+  source?: { state: unknown; questions: readonly Question[] };
 }
 
 export const SYSTEM_TEXT =
@@ -23,7 +28,7 @@ export const SYSTEM_TEXT =
   "with nothing but the requested label.";
 
 export function buildPrompt(state: unknown, questions: Question[]): JudgmentPrompt {
-  return { system: SYSTEM_TEXT, state: stateSection(state), questions: questions.map(questionPrompt) };
+  return { system: SYSTEM_TEXT, state: stateSection(state), questions: questions.map(questionPrompt), source: { state, questions } };
 }
 
 /** Ends with a blank line so the question's tokens start on a clean boundary. */

@@ -8,7 +8,48 @@ import { keyed } from "./keyed.js";
 export function renderValue(value: unknown): string {
   if (value === null || value === undefined) return "";
   if (typeof value === "string") return value;
-  return JSON.stringify(sortKeys(value), null, 2);
+  if (!holdsNumberTexts(value)) return JSON.stringify(sortKeys(value), null, 2);
+  return renderJson(value, "");
+}
+
+/**
+ * Numbers of a request as its JSON wrote them, where a JavaScript number would print them
+ * otherwise (`1e999`, `9007199254740993`, a 30-digit id, `1.0`): container → key (an array's
+ * index as a string) → text. The HTTP body reader records them (src/http/json-numbers.ts);
+ * rendering prints them as written, so the model reads the numbers the client sent. Weak: they
+ * live as long as the request's values.
+ */
+const numberTexts = new WeakMap<object, ReadonlyMap<string, string>>();
+
+export function keepNumberTexts(container: object, texts: ReadonlyMap<string, string>): void {
+  numberTexts.set(container, texts);
+}
+
+function holdsNumberTexts(value: unknown): boolean {
+  const pending = [value];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (item === null || typeof item !== "object") continue;
+    if (numberTexts.has(item)) return true;
+    for (const child of Object.values(item)) pending.push(child);
+  }
+  return false;
+}
+
+/** JSON.stringify(sortKeys(value), null, 2) for parsed JSON, with recorded number texts put back. */
+function renderJson(value: unknown, indent: string): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  const texts = numberTexts.get(value);
+  const inner = `${indent}  `;
+  const member = (key: string, item: unknown) => (typeof item === "number" && texts?.get(key)) || renderJson(item, inner);
+  if (Array.isArray(value)) {
+    if (value.length === 0) return "[]";
+    return `[\n${value.map((item, i) => inner + member(String(i), item)).join(",\n")}\n${indent}]`;
+  }
+  const keys = Object.keys(value).sort();
+  if (keys.length === 0) return "{}";
+  const record = value as Record<string, unknown>;
+  return `{\n${keys.map((key) => `${inner}${JSON.stringify(key)}: ${member(key, record[key])}`).join(",\n")}\n${indent}}`;
 }
 
 function sortKeys(value: unknown): unknown {

@@ -129,7 +129,9 @@ const ScoreAnswer = z
     type: z.literal("score"),
     score: z.number().openapi({ description: "Σ level × probability, levels numbered from 0." }),
     probabilities: z.record(z.string(), Probability).openapi({ description: 'Level "0"…"n-1" to probability.' }),
-    legend: z.record(z.string(), z.unknown()).openapi({ description: "Level to its description, echoed." }),
+    legend: z.record(z.string(), OptionalContent).openapi({
+      description: 'Level "0"…"n-1" to its description, exactly as the request sent it: a null level stays null, an object stays that object.',
+    }),
     confidence: Probability,
     logits: Logits,
   })

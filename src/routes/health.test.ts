@@ -26,6 +26,8 @@ function expectUnhealthy(response: CapturedResponse, status: "loading" | "failed
   const message = show(response);
   expectErrorResponse(response, 503, "service_unavailable");
   expect(response.json.error, `the message should say why\n${message}`).toMatch(because);
+  // An error body like every other: the hosted service's shape beside ours.
+  expect(response.json.detail, message).toEqual({ error_type: "api_error", message: response.json.error });
   expect(response.json.status, message).toBe(status);
   expect(response.json.parts?.model, message).toMatchObject({ ok: false, detail: expect.stringMatching(because) });
   expect(response.json.parts?.database, message).toMatchObject({ ok: true, name: expect.stringMatching(/^SQLite /) });

@@ -2,7 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { JudgmentEngine } from "../engine/types.js";
 import type { App } from "../http/context.js";
 import type { HealthService, PartHealth } from "../services/health.js";
-import { requestIdHeader } from "./shared.schema.js";
+import { errorBody } from "../errors.js";
+import { errorDetail, requestIdHeader } from "./shared.schema.js";
 
 const Health = z
   .object({ status: z.literal("ok"), model: z.string(), upstream: z.literal("ok") })
@@ -18,6 +19,7 @@ const Unhealthy = z
   .object({
     error: z.string().openapi({ description: "Why the service cannot answer now, naming the part that is down." }),
     code: z.literal("service_unavailable"),
+    detail: errorDetail(["service_unavailable"]),
     status: z.enum(["loading", "failed", "unavailable"]).openapi({
       description: "loading: the model is still loading; failed: the model failed to load; unavailable: the database or Redis cannot be reached.",
     }),
@@ -52,6 +54,8 @@ export function registerHealth(app: App, deps: { engine: JudgmentEngine; health:
     const error = down.map((part) => (part === model ? part.detail! : `${part.name} is unavailable: ${part.detail}`)).join("; ");
     const state = status.state === "ready" ? "unavailable" : status.state;
     const parts = rateLimiter ? { model, database, rate_limiter: rateLimiter } : { model, database };
-    return c.json({ error, code: "service_unavailable" as const, status: state, model: engine.modelId, parts }, 503);
+    // An error body like every other (with the hosted service's detail), plus what is down.
+    const body = { ...errorBody("service_unavailable", error), code: "service_unavailable" as const };
+    return c.json({ ...body, status: state, model: engine.modelId, parts }, 503);
   });
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ERROR_TYPE, type ErrorCode } from "../errors.js";
 import { evaluateFailsEngine, loadingEngine, failedEngine, unavailableEngine } from "../testing/fault-engines.js";
 import { call, postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
 import { openApiConformance, type OpenApiConformance } from "../testing/openapi-conformance.js";
@@ -70,6 +71,11 @@ describe("real responses match the OpenAPI document", () => {
       const response = await request();
       expect(response.status, show(response, `${name}: unexpected status`)).toBe(status);
       conformance.check(response);
+      if (status >= 400) {
+        // The schema cannot tie error_type to code; the catalogue does.
+        const { code, error, detail } = response.json;
+        expect(detail, show(response)).toEqual({ error_type: ERROR_TYPE[code as ErrorCode], message: error });
+      }
     });
   }
 });
@@ -96,7 +102,16 @@ describe("the conformance check itself", () => {
     expect(() => conformance.check(noHeader)).toThrow(/x-request-id/);
   });
 
+  it("fails an error body without the hosted service's detail, or with an error type it does not have", () => {
+    expect(() => conformance.check(fake("/v1/systemone", "POST", 401, { error: "no key", code: "missing_api_key" }))).toThrow(/detail/);
+    const unknownType = { error: "no key", code: "missing_api_key", detail: { error_type: "auth_error", message: "no key" } };
+    expect(() => conformance.check(fake("/v1/systemone", "POST", 401, unknownType))).toThrow(/error_type/);
+    const healthWithout = { error: "loading", code: "service_unavailable", status: "loading", model: "m", parts: { model: { name: "m", ok: false }, database: { name: "d", ok: true } } };
+    expect(() => conformance.check(fake("/health", "GET", 503, healthWithout))).toThrow(/detail/);
+  });
+
   it("passes a body that matches", () => {
-    expect(() => conformance.check(fake("/v1/systemone", "POST", 401, { error: "no key", code: "missing_api_key" }))).not.toThrow();
+    const body = { error: "no key", code: "missing_api_key", detail: { error_type: "authentication_error", message: "no key" } };
+    expect(() => conformance.check(fake("/v1/systemone", "POST", 401, body))).not.toThrow();
   });
 });

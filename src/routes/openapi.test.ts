@@ -1,5 +1,6 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ERROR_TYPE, type ErrorCode } from "../errors.js";
 import { call, show, type CapturedResponse } from "../testing/http-client.js";
 import { openApiConformance } from "../testing/openapi-conformance.js";
 import { expectRequestId } from "../testing/route-assertions.js";
@@ -133,5 +134,33 @@ describe("GET /openapi.json", () => {
         expect(validate({ error: 42, code: "invalid_request" }), `error must be a string: ${where}`).toBe(false);
       }
     }
+  });
+
+  it("documents the hosted service's detail {error_type, message} as required in every error body, with every type of the catalogue", () => {
+    const detail = doc.components?.schemas?.Error?.properties?.detail;
+    expect(doc.components.schemas.Error.required, pretty()).toEqual(expect.arrayContaining(["error", "code", "detail"]));
+    expect(detail?.required, pretty()).toEqual(["error_type", "message"]);
+    const publicCodes = doc.components.schemas.Error.properties.code.enum as ErrorCode[];
+    expect([...detail.properties.error_type.enum].sort(), pretty()).toEqual([...new Set(publicCodes.map((code) => ERROR_TYPE[code]))].sort());
+    expect(detail.properties.error_type.enum, pretty()).toEqual(expect.arrayContaining(["authentication_error", "api_usage_error", "billing_error", "max_tokens_exceeded"]));
+    // The mapping is written out for people: every code appears after its own type.
+    for (const code of publicCodes) expect(detail.properties.error_type.description, pretty()).toMatch(new RegExp(`${ERROR_TYPE[code]}: [a-z_, ]*\\b${code}\\b`));
+    const unhealthy = doc.components.schemas.Unhealthy;
+    expect(unhealthy.required, pretty()).toEqual(expect.arrayContaining(["error", "code", "detail"]));
+    expect(unhealthy.properties.detail.properties.error_type.enum, pretty()).toEqual(["api_error"]);
+  });
+
+  it("documents legend values as the level descriptions exactly as sent, null included", () => {
+    const conformance = openApiConformance(doc);
+    const validate = conformance.validatorFor("/v1/systemone", "post", 200);
+    const body = (legend: unknown) => ({
+      model: "m",
+      answers: { s: { type: "score", score: 0.5, probabilities: { "0": 0.5, "1": 0.5 }, legend, confidence: 0 } },
+      usage: { input_tokens: 3, output_tokens: 0 },
+      timing_ms: 1,
+    });
+    expect(validate(body({ "0": null, "1": { level: "high" } })), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate(body({ "0": ["a", 1], "1": "" })), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate(body({ "0": 7, "1": "x" })), "a number is not a level description the request could have sent").toBe(false);
   });
 });

@@ -1,20 +1,44 @@
 import { z } from "@hono/zod-openapi";
-import type { ErrorCode, ErrorStatus } from "../errors.js";
-import { ADMIN_ONLY_CODES, ERROR_STATUS } from "../errors.js";
+import type { ErrorCode, ErrorStatus, ErrorType } from "../errors.js";
+import { ADMIN_ONLY_CODES, ERROR_STATUS, ERROR_TYPE } from "../errors.js";
 
-const errorBody = (codes: ErrorCode[]) =>
+/** Which codes carry which error type, written out for the document: "authentication_error: missing_api_key, invalid_api_key; …". */
+function typesOf(codes: ErrorCode[]): string {
+  const byType = new Map<ErrorType, ErrorCode[]>();
+  for (const code of codes) byType.set(ERROR_TYPE[code], [...(byType.get(ERROR_TYPE[code]) ?? []), code]);
+  return [...byType].map(([type, of]) => `${type}: ${of.join(", ")}`).join("; ");
+}
+
+/** The hosted service's error shape, carried beside `error` and `code` in every error body. */
+export const errorDetail = (codes: ErrorCode[]) => {
+  const types = [...new Set(codes.map((code) => ERROR_TYPE[code]))];
+  return z
+    .object({
+      error_type: z.enum(types as [ErrorType, ...ErrorType[]]).openapi({
+        description: `The hosted System One service's error type, for clients written for it. By code: ${typesOf(codes)}.`,
+      }),
+      message: z.string().openapi({ description: "The same text as `error`." }),
+    })
+    .openapi({ description: "The hosted System One service's error shape, for its clients and conformance suites." });
+};
+
+const errorSchema = (codes: ErrorCode[]) =>
   z.object({
     error: z.string().openapi({ description: "What went wrong, for people." }),
     code: z.enum(codes as [ErrorCode, ...ErrorCode[]]).openapi({ description: "Stable, for programs." }),
+    detail: errorDetail(codes),
   });
 
 const ALL_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
 
-/** The error body of the public API: its codes only, so its document says nothing of the admin API. */
-export const ErrorBody = errorBody(ALL_CODES.filter((code) => !ADMIN_ONLY_CODES.includes(code))).openapi("Error");
+/** The public API's codes only, so its document says nothing of the admin API. */
+export const PUBLIC_CODES = ALL_CODES.filter((code) => !ADMIN_ONLY_CODES.includes(code));
+
+/** The error body of the public API. */
+export const ErrorBody = errorSchema(PUBLIC_CODES).openapi("Error");
 
 /** The error body of the admin API, whose document is its own. */
-export const AdminErrorBody = errorBody(ALL_CODES).openapi("Error");
+export const AdminErrorBody = errorSchema(ALL_CODES).openapi("Error");
 
 export const requestIdHeader = {
   "x-request-id": { description: "Unique id of the request; quote it to support.", schema: { type: "string" as const } },

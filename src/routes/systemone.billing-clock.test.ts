@@ -3,6 +3,7 @@ import { billingHeadersOf, billingState, judgmentBody, moneyTables, useBillingSe
 import { JAN_31 } from "../testing/billing-store.js";
 import { STORE_ENGINES } from "../testing/databases.js";
 import { postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
+import { createStallingEngine } from "../testing/stalling-engine.js";
 import { expectErrorResponse } from "../testing/route-assertions.js";
 
 /** The store's injectable clock through HTTP: the minute window and Retry-After, the allowance period. */
@@ -16,7 +17,8 @@ function limited(response: CapturedResponse): string {
 }
 
 describe.each(STORE_ENGINES)("on %s", (engine) => {
-  const { server } = useBillingServers({ store: engine });
+  const servers = useBillingServers({ store: engine });
+  const { server } = servers;
 
   describe("the minute window", () => {
     it("Retry-After counts down with the clock and the window reopens at the account's own minute boundary", async () => {
@@ -88,6 +90,33 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
         [2, FEB_28],
       ]);
       expect((await s.services.accounts.summary(s.accountId))!.usage).toMatchObject({ period: { start: FEB_28, end: Date.UTC(2026, 2, 31, 10) }, used: 2 });
+      expect(await s.services.ledger.check()).toMatchObject({ ok: true });
+    });
+
+    // This used to report the new period ("0%"), which the request took nothing from.
+    it("a request held before the boundary and answered after it reports the usage of the period it was billed to", async () => {
+      const stalling = createStallingEngine(servers.inner);
+      const s = await server({ start: JAN_31, plan: { allowanceQuestions: 4, pricePerMillion: 1_000_000 }, engine: stalling });
+      const usage = (r: CapturedResponse) => [r.status, r.headers.get("x-billed-to"), r.headers.get("x-plan-usage")];
+      expect(usage(await postJudgment(s, judgmentBody(1)))).toEqual([200, "plan", "25%"]);
+
+      s.setTime(FEB_28 - 1_000);
+      const stall = stalling.stall();
+      const pending = postJudgment(s, judgmentBody(2));
+      await stall.entered;
+      s.setTime(FEB_28 + 1_000);
+      stall.release();
+      const straddling = await pending;
+      expect(usage(straddling), `held in January, answered in February: January's 3 of 4\n${show(straddling)}`).toEqual([200, "plan", "75%"]);
+
+      const february = await postJudgment(s, judgmentBody(1));
+      expect(usage(february), show(february)).toEqual([200, "plan", "25%"]);
+      const state = await billingState(s, s.accountId);
+      expect(state.entries.map((e) => [e.questions, e.periodStart]), JSON.stringify(state)).toEqual([
+        [1, JAN_31],
+        [2, JAN_31],
+        [1, FEB_28],
+      ]);
       expect(await s.services.ledger.check()).toMatchObject({ ok: true });
     });
   });

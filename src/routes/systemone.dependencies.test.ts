@@ -68,10 +68,10 @@ function expectOk(response: CapturedResponse): CapturedResponse {
   return response;
 }
 
-/** The documented 502: `{ error, code }` only, saying nothing was charged, with no stack and no password. */
+/** The documented 502: `{ error, code, detail }` only, saying nothing was charged, with no stack and no password. */
 function expectDependencyDown(response: CapturedResponse, code: "database_unavailable" | "rate_limiter_unavailable") {
   expectErrorResponse(response, 502, code);
-  expect(Object.keys(response.json).sort(), show(response)).toEqual(["code", "error"]);
+  expect(Object.keys(response.json).sort(), show(response)).toEqual(["code", "detail", "error"]);
   expect(response.json.error, show(response)).toMatch(/nothing was charged/);
   expect(response.text, show(response)).not.toMatch(/\bat .+:\d+:\d+|node_modules|\.ts\b/);
   expect(response.text, show(response)).not.toContain(PASSWORD);

@@ -41,15 +41,12 @@ export interface BillingService {
 }
 
 export function createBillingService(store: Store, now: () => number): BillingService {
-  // The account's creation time (the anchor of its periods), remembered from reserve so settle
-  // needs no extra read; a reservation from elsewhere (a test, another process) is read instead.
-  const anchors = new WeakMap<Reservation, AccountTerms>();
-  const anchorOf = async (reservation: Reservation) =>
-    anchors.get(reservation)?.createdAt ?? (await store.accounts.get(reservation.accountId))?.createdAt;
-  // The price the hold was computed at; a reservation from elsewhere is charged pro rata of its hold.
+  // The terms a hold was taken with, remembered from reserve for settle: the price the hold was
+  // computed at. A reservation from elsewhere (a test, another process) is charged pro rata of its hold.
+  const heldWith = new WeakMap<Reservation, AccountTerms>();
   const actualCharge = (reservation: Reservation, inputTokens: number): SettledCharge => {
     const tokens = Math.max(0, Math.min(inputTokens, reservation.inputTokens));
-    const price = anchors.get(reservation)?.pricePerMillion;
+    const price = heldWith.get(reservation)?.pricePerMillion;
     const amountMicro =
       price !== undefined
         ? chargeFor(tokens, price)
@@ -69,19 +66,18 @@ export function createBillingService(store: Store, now: () => number): BillingSe
       const allowanceMayPay = terms.allowanceQuestions >= input.questions;
       const outcome = await store.billing.reserve({ accountId: payer.accountId, periodStart, amountMicro, allowanceMayPay, ...input });
       if (outcome.ok) {
-        anchors.set(outcome.reservation, terms);
+        heldWith.set(outcome.reservation, terms);
         return outcome.reservation;
       }
       if (outcome.reason === "account_not_found") throw new UnknownAccountError(`no account ${payer.accountId}`);
       throw new InsufficientFundsError(explainRefusal(input.questions, amountMicro, outcome.standing), outcome.standing);
     },
     async settle(reservation, idempotency, actualInputTokens) {
-      // The standing reported (and stored for replays) is of the period current now: a hold taken
-      // before a period boundary counts in its own period, but the answer describes the new one.
-      const anchor = await anchorOf(reservation);
-      const period = anchor === undefined ? undefined : periodContaining(anchor, now()).start;
+      // The standing reported (and stored for replays) is of the period the request was billed
+      // to: a hold taken before a period boundary and settled after it used the old period's
+      // allowance, so x-plan-usage describes that period, not the new one it took nothing from.
       const charge = actualInputTokens === undefined ? undefined : actualCharge(reservation, actualInputTokens);
-      return store.billing.settle(reservation, idempotency, period, charge);
+      return store.billing.settle(reservation, idempotency, reservation.periodStart, charge);
     },
     release: (reservationId) => store.billing.release(reservationId),
     standing: (payer) => store.billing.standing(payer.accountId, periodContaining(payer.terms.createdAt, now()).start),

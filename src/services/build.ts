@@ -9,6 +9,7 @@ import { createAccountsService, type AccountsService } from "./accounts.js";
 import { createBillingService, type BillingService } from "./billing.js";
 import { createHealthService, type HealthService } from "./health.js";
 import { createLimitsService, type LimitsService } from "./limits.js";
+import { createMetrics, type Metrics } from "./metrics.js";
 
 /** Everything the HTTP routes and the CLI call, built once from the configuration. */
 export interface Services {
@@ -23,6 +24,8 @@ export interface Services {
   /** The store underneath, for what reports on it (the first-run hint, tests). */
   store: Store;
   limiter: RateLimiter;
+  /** Prometheus metrics of this process: the store reports into them, the HTTP edge and /metrics use them. */
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -31,9 +34,13 @@ export type ServicesConfig = Pick<
   "db" | "dbSchema" | "dbPoolSize" | "dbStatementTimeoutMs" | "redisUrl" | "redisPrefix" | "requestTimeoutMs" | "reservationGraceMs"
 >;
 
-/** The clock is injectable for tests of periods, windows and expiry; nothing else is. */
-export async function buildServices(config: ServicesConfig, options: { now?: () => number } = {}): Promise<Services> {
+/**
+ * The clock is injectable for tests of periods, windows and expiry; nothing else is. `mustExist`
+ * opens only a database that is already this service's (the CLI's administration commands).
+ */
+export async function buildServices(config: ServicesConfig, options: { now?: () => number; mustExist?: boolean } = {}): Promise<Services> {
   const now = options.now ?? Date.now;
+  const metrics = createMetrics();
   const store = await createStore({
     location: config.db,
     schema: config.dbSchema,
@@ -44,6 +51,9 @@ export async function buildServices(config: ServicesConfig, options: { now?: () 
     now,
     // A hold must outlive any request still running, or the sweeper would release a live one.
     reservationTtlMs: config.requestTimeoutMs + config.reservationGraceMs,
+    observe: metrics.storeObserver,
+    // Administration must not create a database that a mistyped location names.
+    mustExist: options.mustExist,
   });
   const limiter = config.redisUrl
     ? createRedisLimiter({ url: config.redisUrl, prefix: config.redisPrefix })
@@ -58,6 +68,7 @@ export async function buildServices(config: ServicesConfig, options: { now?: () 
     ledger: { check: () => store.ledger.check() },
     store,
     limiter,
+    metrics,
     async close() {
       await limiter.close();
       await store.close();

@@ -26,13 +26,13 @@ export const PLAN_LIMITS = {
 
 export function createPlansRepository(database: Database, now: () => number): PlansRepository {
   const { db } = database;
+  /**
+   * An id always means that plan: by id first, and by name only when no plan has that id. One
+   * query matching either would let a plan named like another's id stand in for it.
+   */
   const get = async (idOrName: string) => {
-    const row = await db
-      .selectFrom("plans")
-      .select(COLUMNS)
-      .where((eb) => eb.or([eb("id", "=", idOrName), eb("name", "=", idOrName)]))
-      .orderBy("created_at")
-      .executeTakeFirst();
+    const byId = await db.selectFrom("plans").select(COLUMNS).where("id", "=", idOrName).executeTakeFirst();
+    const row = byId ?? (await db.selectFrom("plans").select(COLUMNS).where("name", "=", idOrName).executeTakeFirst());
     return row && toPlan(row);
   };
   const uniqueName = async (write: () => Promise<unknown>, name: string) => {
@@ -47,6 +47,7 @@ export function createPlansRepository(database: Database, now: () => number): Pl
   return {
     async create(input) {
       const plan: Plan = { id: newId("plan"), ...validPlanInput(input), createdAt: now() };
+      refuseIdShapedName(plan.name);
       await uniqueName(() => db.insertInto("plans").values(toRow(plan)).execute(), plan.name);
       return plan;
     },
@@ -54,6 +55,8 @@ export function createPlansRepository(database: Database, now: () => number): Pl
       const current = await get(idOrName);
       if (!current) throw new StoreError("plan_not_found", `No plan with id or name ${idOrName}`);
       const next = { ...current, ...validPlanInput({ ...current, ...changes }) };
+      // A name kept from before this rule stays; only a new one must not look like an id.
+      if (next.name !== current.name) refuseIdShapedName(next.name);
       const { id: _id, created_at: _created, ...set } = toRow(next);
       await uniqueName(() => db.updateTable("plans").set(set).where("id", "=", next.id).execute(), next.name);
       return next;
@@ -61,6 +64,15 @@ export function createPlansRepository(database: Database, now: () => number): Pl
     list: async () => (await db.selectFrom("plans").select(COLUMNS).orderBy("created_at").orderBy("name").execute()).map(toPlan),
     get,
   };
+}
+
+/** How plan ids look (`plan_` and base62, like the built-in `plan_default`); no name may, so names never pass for ids. */
+const ID_SHAPED = /^plan_[0-9A-Za-z]+$/;
+
+function refuseIdShapedName(name: string): void {
+  if (ID_SHAPED.test(name)) {
+    throw new StoreError("invalid_input", `Plan name ${name} looks like a plan id (plan_ then letters and digits only); choose another name`);
+  }
 }
 
 function toRow(plan: Plan): PlanRow {

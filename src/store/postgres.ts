@@ -18,6 +18,8 @@ export interface PostgresOptions {
    * server that does not answer. A server that refuses connections fails at once regardless.
    */
   connectTimeoutMs?: number;
+  /** Leave a missing schema missing (the caller refuses it) rather than create it. */
+  mustExist?: boolean;
 }
 
 const INT8_OID = 20;
@@ -115,7 +117,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     // Only when missing: PostgreSQL checks the CREATE privilege before IF NOT EXISTS, and a role
     // on a managed database may use its schema without being allowed to create one.
     const found = await sql<{ one: number }>`SELECT 1 AS one FROM pg_namespace WHERE nspname = ${schema}`.execute(db);
-    if (found.rows.length === 0) await sql.raw(`CREATE SCHEMA IF NOT EXISTS "${schema}"`).execute(db);
+    if (found.rows.length === 0 && !options.mustExist) await sql.raw(`CREATE SCHEMA IF NOT EXISTS "${schema}"`).execute(db);
   } catch (error) {
     // Another instance created it at the same moment (IF NOT EXISTS does not serialise that).
     if (["23505", "42P06"].includes(code(error))) return database;

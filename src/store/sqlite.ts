@@ -19,16 +19,17 @@ function isFileBacked(path: string): boolean {
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|READONLY|CORRUPT|NOTADB|PROTOCOL)/;
 
 /**
- * Opens (creating if needed) the SQLite database at `path`. Throws StoreError
- * "database_unavailable" if the file cannot be opened as a database.
+ * Opens the SQLite database at `path`, creating it (and its directory) unless `create` is
+ * false. Throws StoreError "database_unavailable" if the file cannot be opened as a database.
  */
-export function openSqlite(path: string): Database {
+export function openSqlite(path: string, options: { create?: boolean } = {}): Database {
+  const create = options.create ?? true;
   let handle: BetterSqlite3.Database | undefined;
   try {
-    if (isFileBacked(path)) mkdirSync(dirname(path), { recursive: true });
-    handle = new BetterSqlite3(path);
+    if (create && isFileBacked(path)) mkdirSync(dirname(path), { recursive: true });
+    handle = new BetterSqlite3(path, { fileMustExist: !create && isFileBacked(path) });
     // The first statements are where a non-SQLite file or a read-only location shows up.
-    configure(handle, path);
+    configure(handle, path, create || hasMigrationsTable(handle));
   } catch (error) {
     handle?.close();
     throw unavailable(path, error);
@@ -86,10 +87,16 @@ function unavailable(path: string, error: unknown): StoreError {
   return new StoreError("database_unavailable", `Cannot use database ${path}: ${reason}`, { cause: error });
 }
 
-function configure(db: BetterSqlite3.Database, path: string): void {
+/** Whether the file is already this service's database (it is about to be refused otherwise). */
+function hasMigrationsTable(db: BetterSqlite3.Database): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get() !== undefined;
+}
+
+/** `ours`: the journal mode is written into the file, so another application's file keeps its own. */
+function configure(db: BetterSqlite3.Database, path: string, ours: boolean): void {
   // First, so that even switching to WAL waits for another process's lock instead of failing.
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  if (isFileBacked(path)) {
+  if (isFileBacked(path) && ours) {
     // WAL lets the HTTP server read while a CLI process writes; NORMAL sync is durable
     // across application crashes under WAL and avoids an fsync per transaction.
     db.pragma("journal_mode = WAL");

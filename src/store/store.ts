@@ -10,6 +10,9 @@ import { isPostgresUrl, openPostgres } from "./postgres.js";
 import { createRateWindowsRepository } from "./rate-windows.js";
 import { openSqlite } from "./sqlite.js";
 import type { Store } from "./types.js";
+import { existsSync } from "node:fs";
+import { sql } from "kysely";
+import { isStoreError, StoreError } from "./errors.js";
 
 /**
  * How long a reservation holds its charge before the sweeper gives it back. It must outlast
@@ -48,14 +51,38 @@ export interface StoreOptions {
   connectTimeoutMs?: number;
   now?: () => number;
   reservationTtlMs?: number;
+  /** Told of every repository method's time and error code (metrics); nothing else watches the store. */
+  observe?: StoreObserver;
+  /**
+   * Refuse a database that is not already this service's (a missing SQLite file, a PostgreSQL
+   * schema without its tables) instead of creating it: a mistyped location must not look like
+   * an empty database. Administration opens with it; the server creates.
+   */
+  mustExist?: boolean;
 }
+
+/** The database named does not exist yet (or is not this service's) and `mustExist` forbade creating it. */
+export class DatabaseMissingError extends StoreError {
+  constructor(message: string) {
+    super("database_unavailable", message);
+    this.name = "DatabaseMissingError";
+  }
+}
+
+/** `operation` is "repository.method"; `errorCode` is the StoreError code it threw ("unknown" for anything else). */
+export type StoreObserver = (operation: string, seconds: number, errorCode?: string) => void;
 
 /** Opens the database (SQLite or PostgreSQL, by `location`), migrates it, and returns the repositories over it. */
 export async function createStore(options: StoreOptions): Promise<Store> {
-  const database = isPostgresUrl(options.location)
+  const postgres = isPostgresUrl(options.location);
+  if (options.mustExist && !postgres && isMissingFile(options.location)) {
+    throw new DatabaseMissingError(`no database at ${options.location}: the file does not exist`);
+  }
+  const database = postgres
     ? await openPostgres({ url: options.location, ...options })
-    : openSqlite(options.location);
+    : openSqlite(options.location, { create: !options.mustExist });
   try {
+    if (options.mustExist) await guarded(database, () => requireOurTables(database, options.schema))();
     await guarded(database, () => migrate(database))();
     return storeOver(database, options);
   } catch (error) {
@@ -64,20 +91,36 @@ export async function createStore(options: StoreOptions): Promise<Store> {
   }
 }
 
+function isMissingFile(path: string): boolean {
+  return path !== ":memory:" && path !== "" && !existsSync(path);
+}
+
+/** Every database of this service has the migrations table, from its first start on. */
+async function requireOurTables(database: Database, schema = "public"): Promise<void> {
+  const found =
+    database.dialect === "sqlite"
+      ? await sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`.execute(database.db)
+      : await sql<{ name: string }>`SELECT to_regclass('schema_migrations')::text AS name`.execute(database.db);
+  if (found.rows[0]?.name) return;
+  const where = database.dialect === "sqlite" ? database.location : `schema ${JSON.stringify(schema)} of ${database.location}`;
+  throw new DatabaseMissingError(`no database of this service in ${where}: it has none of its tables`);
+}
+
 function storeOver(database: Database, options: StoreOptions): Store {
   const now = options.now ?? Date.now;
   const ttl = options.reservationTtlMs ?? DEFAULT_RESERVATION_TTL_MS;
-  const plans = guardAll(database, createPlansRepository(database, now));
+  const guard = <R extends object>(name: string, repository: R) => guardAll(database, repository, observed(name, options.observe));
+  const plans = guard("plans", createPlansRepository(database, now));
   return {
     dialect: database.dialect,
     location: database.location,
-    accounts: guardAll(database, createAccountsRepository(database, now, plans)),
-    keys: guardAll(database, createKeysRepository(database, now)),
+    accounts: guard("accounts", createAccountsRepository(database, now, plans)),
+    keys: guard("keys", createKeysRepository(database, now)),
     plans,
-    billing: guardAll(database, createBillingRepository(database, now, ttl)),
-    ledger: guardAll(database, createLedgerRepository(database, now)),
-    rateWindows: guardAll(database, createRateWindowsRepository(database)),
-    idempotency: guardAll(database, createIdempotencyRepository(database, now, ttl)),
+    billing: guard("billing", createBillingRepository(database, now, ttl)),
+    ledger: guard("ledger", createLedgerRepository(database, now)),
+    rateWindows: guard("rateWindows", createRateWindowsRepository(database)),
+    idempotency: guard("idempotency", createIdempotencyRepository(database, now, ttl)),
     ping: () => database.ping(),
     close: () => database.close(),
   };
@@ -87,20 +130,35 @@ function storeOver(database: Database, options: StoreOptions): Store {
  * Every repository method, with driver errors translated: a database that is down or too slow
  * surfaces as StoreError "database_unavailable" (502 at the edge), whichever method met it.
  */
-function guardAll<R extends object>(database: Database, repository: R): R {
+function guardAll<R extends object>(database: Database, repository: R, observe?: (method: string) => MethodObserver): R {
   const wrapped = {} as Record<string, unknown>;
   for (const [name, value] of Object.entries(repository)) {
-    wrapped[name] = typeof value === "function" ? guarded(database, value as (...args: unknown[]) => Promise<unknown>) : value;
+    wrapped[name] = typeof value === "function" ? guarded(database, value as (...args: unknown[]) => Promise<unknown>, observe?.(name)) : value;
   }
   return wrapped as R;
 }
 
-function guarded<A extends unknown[], T>(database: Database, method: (...args: A) => Promise<T>): (...args: A) => Promise<T> {
+type MethodObserver = (seconds: number, errorCode?: string) => void;
+
+function observed(repository: string, observe: StoreObserver | undefined) {
+  return observe && ((method: string): MethodObserver => (seconds, errorCode) => observe(`${repository}.${method}`, seconds, errorCode));
+}
+
+function guarded<A extends unknown[], T>(
+  database: Database,
+  method: (...args: A) => Promise<T>,
+  observe?: MethodObserver,
+): (...args: A) => Promise<T> {
   return async (...args) => {
+    const started = performance.now();
     try {
-      return await method(...args);
+      const result = await method(...args);
+      observe?.((performance.now() - started) / 1000);
+      return result;
     } catch (error) {
-      throw database.translate(error);
+      const translated = database.translate(error);
+      observe?.((performance.now() - started) / 1000, isStoreError(translated) ? translated.code : "unknown");
+      throw translated;
     }
   };
 }

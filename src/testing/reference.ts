@@ -13,11 +13,16 @@ import type { JudgmentPrompt } from "../judgment/prompt.js";
  * of the whole prompt plus the label's earlier tokens (nothing cached, no branching, no
  * rollback, no logit filter), full-vocabulary log-softmax in float64, chain rule, then
  * renormalisation over the labels. Slow and simple on purpose.
+ *
+ * On CPU, batches of two or more tokens give the same logits however a sequence is split
+ * between them, and only a batch of one differs (src/engine/llama-batching.test.ts measures
+ * both). Neither this nor the engine ever evaluates a batch of one, so the two must agree to
+ * the rounding of their float64 sums.
  */
 export async function referenceProbabilities(model: LlamaModel, prompt: JudgmentPrompt): Promise<number[][]> {
   const template = createChatPromptTemplate(resolveChatWrapper(model));
   const prefix = template.prefix(prompt.system, prompt.state).tokenize(model.tokenizer);
-  const context = await model.createContext({ contextSize: 8192, sequences: 1, threads: 1, flashAttention: false });
+  const context = await model.createContext({ contextSize: 8192, batchSize: BATCH + 1, sequences: 1, threads: 1, flashAttention: false });
   const sequence = context.getSequence();
   try {
     const answers: number[][] = [];
@@ -42,20 +47,36 @@ export async function referenceProbabilities(model: LlamaModel, prompt: Judgment
 
 type LogSoftmax = (token: Token) => number;
 
+/**
+ * Batches of 512 tokens, and of 513 when that leaves no token alone (hence the context's batch
+ * size). One batch per evaluation would be simpler but runs 3× slower (attention over one huge batch).
+ */
+const BATCH = 512;
+
 /** Clears the sequence, evaluates every token from scratch, returns the next-token log-softmax. */
 async function evaluateFresh(sequence: LlamaContextSequence, tokens: Token[]): Promise<LogSoftmax> {
   await sequence.eraseContextTokenRanges([{ start: 0, end: sequence.nextTokenIndex }]);
-  const input: ControlledEvaluateInputItem[] = tokens.slice(0, -1);
-  input.push([tokens[tokens.length - 1], { generateNext: { logits: true } }]);
-  const output = await sequence.controlledEvaluate(input);
-  const logits = output[tokens.length - 1]?.next.logits;
-  if (!logits) throw new Error("no logits");
+  // Batches of 512 from the start, except that a last token left over joins the batch before it.
+  const batches: Token[][] = [];
+  for (let start = 0; start < tokens.length; start += BATCH) batches.push(tokens.slice(start, start + BATCH));
+  if (batches.length > 1 && batches[batches.length - 1].length === 1) batches[batches.length - 2].push(batches.pop()![0]);
+  let logits: Map<Token, number> | undefined;
+  for (const [index, batch] of batches.entries()) {
+    const input: ControlledEvaluateInputItem[] = batch.slice();
+    const last = index === batches.length - 1;
+    if (last) input[batch.length - 1] = [batch[batch.length - 1], { generateNext: { logits: true } }];
+    // One call per batch: node-llama-cpp queues a longer input in batches of its own.
+    const output = await sequence.controlledEvaluate(input);
+    if (last) logits = output[batch.length - 1]?.next.logits;
+  }
+  const next = logits;
+  if (!next) throw new Error("no logits");
   let max = -Infinity;
-  for (const v of logits.values()) max = Math.max(max, v);
+  for (const v of next.values()) max = Math.max(max, v);
   let total = 0;
-  for (const v of logits.values()) total += Math.exp(v - max);
+  for (const v of next.values()) total += Math.exp(v - max);
   const logNormaliser = max + Math.log(total);
-  return (token) => logits.get(token)! - logNormaliser;
+  return (token) => next.get(token)! - logNormaliser;
 }
 
 function memoise(fn: (tokens: Token[]) => Promise<LogSoftmax>): (tokens: Token[]) => Promise<LogSoftmax> {

@@ -1,4 +1,5 @@
 import { expect } from "vitest";
+import { ERROR_TYPE, type ErrorCode } from "../errors.js";
 import { show, type CapturedResponse } from "./http-client.js";
 
 /** An own property, even one named "__proto__" (plain indexing would read the prototype). */
@@ -23,7 +24,7 @@ export function expectRequestId(response: CapturedResponse): string {
   return id!;
 }
 
-/** The status, JSON content type, `{ error: string, code: string }` body and a request id. */
+/** The status, JSON content type, `{ error, code, detail: {error_type, message} }` body and a request id. */
 export function expectErrorResponse(response: CapturedResponse, status: number, code?: string): void {
   const message = show(response);
   expect(response.status, message).toBe(status);
@@ -34,5 +35,7 @@ export function expectErrorResponse(response: CapturedResponse, status: number, 
   expect(response.json.error.trim(), `error must say something\n${message}`).not.toBe("");
   expect(typeof response.json.code, `code must be a string\n${message}`).toBe("string");
   if (code !== undefined) expect(response.json.code, message).toBe(code);
+  // The hosted service's clients read errors from `detail`; it says the same as `error`.
+  expect(response.json.detail, message).toEqual({ error_type: ERROR_TYPE[response.json.code as ErrorCode], message: response.json.error });
   expectRequestId(response);
 }

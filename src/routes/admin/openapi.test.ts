@@ -1,5 +1,6 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ERROR_TYPE } from "../../errors.js";
 import { adminCall, TINY_JUDGMENT } from "../../testing/admin-client.js";
 import { call, postJudgment, show, type CapturedResponse } from "../../testing/http-client.js";
 import { openApiConformance } from "../../testing/openapi-conformance.js";
@@ -79,6 +80,23 @@ describe("GET /admin/openapi.json", () => {
     const refs = [...new Set([...adminDoc.text.matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]))];
     const missing = refs.filter((name) => !Object.hasOwn(adminDoc.json.components?.schemas ?? {}, name));
     expect(missing, pretty(adminDoc)).toEqual([]);
+  });
+});
+
+describe("the admin API's error body", () => {
+  it("carries the hosted service's detail {error_type, message} too, documented with the admin codes' types", async () => {
+    const error = adminDoc.json.components.schemas.Error;
+    expect(error.required, pretty(adminDoc)).toEqual(expect.arrayContaining(["error", "code", "detail"]));
+    const description: string = error.properties.detail.properties.error_type.description;
+    for (const code of ["account_not_found", "plan_not_found", "key_not_found", "plan_exists"] as const) {
+      expect(description, pretty(adminDoc)).toMatch(new RegExp(`${ERROR_TYPE[code]}: [a-z_, ]*\\b${code}\\b`));
+    }
+    const missing = await adminCall(server, "PATCH", "/admin/v1/plans/nope", { body: {} });
+    expect(missing.json, show(missing)).toEqual({
+      error: missing.json.error,
+      code: "plan_not_found",
+      detail: { error_type: "not_found_error", message: missing.json.error },
+    });
   });
 });
 

@@ -1,0 +1,114 @@
+import path from "node:path";
+import {
+  getLlama,
+  LlamaLogLevel,
+  resolveChatWrapper,
+  resolveModelFile,
+  type Llama,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaModel,
+} from "node-llama-cpp";
+import { createChatPromptTemplate, type ChatPromptTemplate } from "./chat-prompt.js";
+
+/** Which llama.cpp build to run on: `auto` takes a GPU when a prebuilt binary for it works here. */
+export type LlamaGpu = "auto" | "cuda" | "vulkan" | "metal" | "off";
+
+export interface LoadSettings {
+  /** A local GGUF path or an `hf:` URI. */
+  model: string;
+  modelsDir: string;
+  /** Tokens each slot can hold: the per-question budget (state + question + the longest label). */
+  contextSize: number;
+  threads: number;
+  gpu: LlamaGpu;
+  slots: number;
+  showDownloadProgress?: boolean;
+}
+
+export interface LoadedModel {
+  model: LlamaModel;
+  context: LlamaContext;
+  /** One sequence per slot, each keeping its own cached prefix. */
+  sequences: LlamaContextSequence[];
+  template: ChatPromptTemplate;
+  /** "cpu", or the GPU backend node-llama-cpp chose ("cuda", "vulkan", "metal"). */
+  backend: string;
+}
+
+export async function loadModel(settings: LoadSettings, report: (detail: string) => void): Promise<LoadedModel> {
+  report(`looking for ${settings.model} (downloading it into ${settings.modelsDir} if missing)`);
+  const modelPath = await resolveModelFile(asModelUri(settings.model), {
+    directory: settings.modelsDir,
+    cli: settings.showDownloadProgress ?? false,
+    // /health reports download progress, for logs and orchestrators that see no terminal.
+    onProgress: ({ totalSize, downloadedSize }) =>
+      report(`downloading the model: ${totalSize > 0 ? Math.floor((100 * downloadedSize) / totalSize) : 0}%`),
+  });
+  report("loading the model");
+  const llama = await openLlama(settings.gpu);
+  const model = await llama.loadModel({ modelPath });
+  const context = await model.createContext({
+    // node-llama-cpp gives every sequence its own `contextSize` cells (the KV cache holds
+    // contextSize × sequences tokens), so each slot keeps the full per-question budget and the
+    // cache's memory grows with the slots: 12 KB per token for Qwen2.5-0.5B, 28 KB for 1.5B,
+    // i.e. 4 slots of 8192 tokens take 0.4 GB and 0.9 GB.
+    contextSize: settings.contextSize,
+    sequences: settings.slots,
+    // node-llama-cpp's own default oversubscribes small machines (4+ threads on 2 cores runs
+    // ~7x slower as llama.cpp's threads spin against each other), so default to the math cores.
+    threads: settings.threads === 0 ? llama.cpuMathCores : settings.threads,
+    // llama.cpp's CPU flash attention accumulates in f16 and its result depends on how tokens
+    // are batched (~1e-3 in logits): a cached prefix would then answer differently from a
+    // fresh one. Without it, batches of two or more tokens give identical logits however they
+    // are split (see sequence-brancher.ts for the batch of one).
+    flashAttention: false,
+  });
+  const sequences = Array.from({ length: settings.slots }, () => context.getSequence());
+  const template = createChatPromptTemplate(resolveChatWrapper(model));
+  return { model, context, sequences, template, backend: llama.gpu || "cpu" };
+}
+
+/**
+ * Exactness is defined on the CPU build: there, with flash attention off and no batch of one,
+ * the numbers equal a fresh evaluation of the same tokens bit for bit. A GPU build runs other
+ * kernels (other reduction and accumulation orders, f16 matrix paths, batches of several slots
+ * decoded together), so its logits are not bit-identical to the CPU's: expect differences of
+ * about 1e-3 in logits, 1e-4 in probabilities, and use `off` where the last digits matter.
+ * Never builds llama.cpp from source (minutes of compiling at start-up, and no compiler in most
+ * images): only prebuilt binaries, and an explicit GPU choice without one is a load failure.
+ */
+async function openLlama(gpu: LlamaGpu): Promise<Llama> {
+  const unusable = (why: string) => `no usable prebuilt llama.cpp binary for gpu ${gpu} on this machine (${why}); use auto or off`;
+  let llama: Llama;
+  try {
+    llama = await getLlama({ gpu: gpu === "off" ? false : gpu, build: "never", logLevel: LlamaLogLevel.error });
+  } catch (error) {
+    if (gpu === "off" || gpu === "auto") throw error;
+    throw new Error(unusable(messageOf(error)), { cause: error });
+  }
+  // node-llama-cpp falls back to the CPU build for a GPU type it knows cannot run here (metal
+  // on Linux): an explicit choice that is not honoured is a configuration error, not a quiet CPU.
+  if (gpu !== "off" && gpu !== "auto" && llama.gpu !== gpu) {
+    await llama.dispose();
+    throw new Error(unusable(`node-llama-cpp offered ${llama.gpu || "cpu"}`));
+  }
+  return llama;
+}
+
+/**
+ * A local path is taken relative to the working directory, as users expect; node-llama-cpp
+ * would otherwise look for it inside the models directory.
+ */
+function asModelUri(model: string): string {
+  return /^[a-z][a-z0-9+.-]*:/i.test(model) && !/^[a-z]:[\\/]/i.test(model) ? model : path.resolve(model);
+}
+
+export function modelIdFrom(model: string): string {
+  const file = model.startsWith("hf:") ? model.split("/").pop()! : path.basename(model);
+  return file.replace(/\.gguf$/i, "");
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

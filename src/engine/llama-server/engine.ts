@@ -1,0 +1,175 @@
+import type { RemoteEngineOptions } from "../remote/options.js";
+import { describe } from "../remote/http.js";
+import { createRemotePreparer, RemotePrepared } from "../remote/prepare.js";
+import { createChatPromptTemplate } from "../chat-prompt.js";
+import { createSlotRouter, type SlotRouter } from "../slot-router.js";
+import {
+  EngineFailedError,
+  EngineUnavailableError,
+  throwIfAborted,
+  type EngineDescription,
+  type EngineStatus,
+  type JudgmentEngine,
+} from "../types.js";
+import type { Token } from "../label-trie.js";
+import { BATCHING_TOLERANCE, IncompatibleServerError, probeRawReadout } from "./probe.js";
+import { builtinTokens, createServerTokenizer, spareTokens } from "./tokenizer.js";
+import { ServerLoadingError } from "./completion.js";
+import { chatWrapperFor, factsChanged, readServerFacts, type ServerFacts } from "./server-facts.js";
+import { readLabelLogProbsOnSlot } from "./walk.js";
+
+/** Knobs for tests and operators; the defaults are what production runs with. */
+export interface LlamaServerEngineTuning {
+  /** Max |Δp| between a cached and a fresh read accepted at start-up (see probe.ts). */
+  batchingTolerance?: number;
+  /** First and longest wait between start-up attempts while the server is loading or unreachable. */
+  retryMs?: { first: number; max: number };
+}
+
+interface Connected {
+  facts: ServerFacts;
+  spare: [Token, Token];
+  router: SlotRouter;
+  prepare: ReturnType<typeof createRemotePreparer>;
+}
+
+/** `status()` asks the server at most this long, so /health answers promptly when it is gone. */
+const STATUS_TIMEOUT_MS = 2_000;
+
+/**
+ * A judgment engine on llama.cpp's llama-server: the same model and llama.cpp as the in-process
+ * engine, on another machine or a GPU. Tokenises through the server, reads raw next-token
+ * log-probabilities from `/completion` by token ids, one isolated branch per question, and pins
+ * each state to a slot so its prefix stays cached. Returns at once; `ready` settles when the
+ * server has been reached and checked (it keeps retrying while the server loads or is down).
+ */
+export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: LlamaServerEngineTuning = {}): JudgmentEngine & { ready: Promise<void> } {
+  const server = options.server;
+  const backend = describe(server);
+  const stop = new AbortController();
+  let connected: Connected | undefined;
+  // A permanent refusal (the server would answer inexactly) or the engine being closed.
+  let refused: string | undefined;
+  let lastProblem: unknown = new EngineUnavailableError("not contacted yet");
+
+  const connect = async (): Promise<Connected> => {
+    const facts = await readServerFacts(server, stop.signal);
+    const tokenizer = createServerTokenizer(server, facts.vocabularySize);
+    const builtins = await builtinTokens(facts, tokenizer);
+    let spare: [Token, Token];
+    try {
+      spare = await spareTokens(tokenizer, stop.signal);
+      await probeRawReadout(server, facts, tokenizer, builtins, spare, tuning.batchingTolerance ?? BATCHING_TOLERANCE, stop.signal);
+    } catch (error) {
+      // A server that answers the probe with something unusable (processed values, ignored
+      // fields, missing ids) would do so for every request: refuse it for good.
+      if (error instanceof EngineFailedError) throw new IncompatibleServerError(`${backend} failed the start-up check: ${error.message}`);
+      throw error;
+    }
+    const prepare = createRemotePreparer({
+      template: createChatPromptTemplate(chatWrapperFor(facts)),
+      builtinTokens: builtins,
+      tokenizer,
+      contextSize: Math.min(options.contextSize, facts.slotContext),
+      maxRequestTokens: options.maxRequestTokens,
+    });
+    return { facts, spare, router: createSlotRouter(facts.slots), prepare };
+  };
+
+  const ready = (async () => {
+    const retry = tuning.retryMs ?? { first: 250, max: 5_000 };
+    for (let wait = retry.first; !stop.signal.aborted; wait = Math.min(wait * 2, retry.max)) {
+      try {
+        connected = await connect();
+        return;
+      } catch (error) {
+        if (stop.signal.aborted) return;
+        if (error instanceof IncompatibleServerError) {
+          refused = error.message;
+          return;
+        }
+        // Loading, unreachable, or a reply that is not llama-server's yet (a proxy in front of
+        // a server still starting): keep trying; status() reports the server's current state.
+        lastProblem = error;
+      }
+      await sleep(wait, stop.signal);
+    }
+  })();
+
+  const requireConnected = (): Connected => {
+    if (connected && refused === undefined) return connected;
+    throw new EngineUnavailableError(`the model server is not available: ${refused ?? `still connecting to ${backend} (${messageOf(lastProblem)})`}`);
+  };
+
+  return {
+    get modelId() {
+      return options.modelId ?? connected?.facts.modelName ?? "llama-server";
+    },
+    get description(): EngineDescription {
+      return { kind: "llama-server", backend, slots: connected?.facts.slots };
+    },
+    ready,
+    async status(): Promise<EngineStatus> {
+      if (refused !== undefined) return { state: "failed", detail: refused };
+      try {
+        const facts = await readServerFacts({ ...server, timeoutMs: Math.min(server.timeoutMs, STATUS_TIMEOUT_MS) }, undefined, "props only");
+        if (!connected) {
+          // Reachable and serving, but the last start-up attempt found something wrong.
+          if (lastProblem instanceof EngineFailedError) return { state: "failed", detail: lastProblem.message };
+          return { state: "loading", detail: `checking the model server at ${backend}` };
+        }
+        const changed = factsChanged(connected.facts, facts);
+        if (changed) return { state: "failed", detail: `the model server at ${backend} was restarted with other settings (${changed}); restart this service` };
+        return { state: "ready" };
+      } catch (error) {
+        if (error instanceof ServerLoadingError) {
+          return { state: "loading", detail: `the model server at ${backend} is loading the model` };
+        }
+        return { state: "failed", detail: messageOf(error) };
+      }
+    },
+    async prepare(prompt, signal) {
+      throwIfAborted(signal);
+      return requireConnected().prepare(prompt, signal);
+    },
+    async evaluate(prepared, signal) {
+      const target = requireConnected();
+      if (!(prepared instanceof RemotePrepared)) throw new TypeError("not prepared by this engine");
+      throwIfAborted(signal);
+      // The state's slot, waited for in arrival order: its cache then holds this prefix.
+      const lease = await target.router.acquire(prepared.prefixTokens);
+      try {
+        throwIfAborted(signal);
+        const started = performance.now();
+        const session = { server, slot: lease.slot, vocabularySize: target.facts.vocabularySize, spareTokens: target.spare };
+        const labelLogProbs = await readLabelLogProbsOnSlot(prepared, session, signal);
+        return { labelLogProbs, inputTokens: prepared.inputTokens, timingMs: performance.now() - started };
+      } finally {
+        lease.release();
+      }
+    },
+    async close() {
+      // Requests in flight finish on their own; only the start-up attempts stop.
+      stop.abort();
+      await ready;
+      refused ??= "engine closed";
+      connected = undefined;
+    },
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,172 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { JudgmentEngine } from "../engine/types.js";
+
+/**
+ * The service's Prometheus metrics, built once per process (buildServices) and fed by the HTTP
+ * edge (requests, billing outcomes, rate-limit refusals), the engine seam (meterEngine) and the
+ * store boundary (storeObserver). Served as text by GET /metrics (src/routes/metrics.ts).
+ */
+export interface Metrics {
+  /** Content type and text of the exposition, for a scrape. */
+  render(): Promise<{ contentType: string; text: string }>;
+  /** One HTTP request answered (or abandoned: status 499), `route` being its pattern, never the raw path. */
+  httpRequest(request: { method: string; route: string; status: number; seconds: number }): void;
+  /** A request billed to its plan allowance or its prepaid balance, or refused with 402. */
+  billingOutcome(outcome: BillingOutcome): void;
+  /** A request refused with 429. */
+  rateLimited(): void;
+  /** What the store calls after every repository method (see StoreObserver in store.ts). */
+  storeObserver: (operation: string, seconds: number, errorCode?: string) => void;
+  /** Counts an engine call in the queue depth while it is in flight, and times it. */
+  engineCall<T>(phase: EnginePhase, call: () => Promise<T>): Promise<T>;
+  /** What one evaluation read and how long the model itself was busy with it. */
+  engineEvaluated(result: { inputTokens: number; timingMs: number }): void;
+  /** Reads an engine's own cumulative prefix-cache counters at each scrape. */
+  readPrefixCacheFrom(stats: () => PrefixCacheStats | undefined): void;
+}
+
+export type BillingOutcome = "plan" | "balance" | "insufficient_funds";
+export type EnginePhase = "prepare" | "evaluate";
+
+/** Cumulative since the engine started: prefix tokens taken from the cache, and evaluated afresh. */
+export interface PrefixCacheStats {
+  prefixTokensReused: number;
+  prefixTokensEvaluated: number;
+}
+
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5];
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  // Process memory (RSS, heap), CPU, event-loop lag, GC, handles: prom-client's standard set.
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const requests = new Counter({
+    name: "judge_http_requests_total",
+    help: "HTTP requests by route pattern, method and status (499: the client closed the connection first).",
+    labelNames: ["method", "route", "status"] as const,
+    registers,
+  });
+  const latency = new Histogram({
+    name: "judge_http_request_duration_seconds",
+    help: "Time from the request's arrival to its response, by route pattern and method.",
+    labelNames: ["method", "route"] as const,
+    buckets: HTTP_BUCKETS,
+    registers,
+  });
+  const billing = new Counter({
+    name: "judge_billing_outcomes_total",
+    help: "Judgments billed to the plan allowance or the prepaid balance, and refused with 402 (insufficient_funds).",
+    labelNames: ["outcome"] as const,
+    registers,
+  });
+  const rateLimited = new Counter({ name: "judge_rate_limit_rejections_total", help: "Requests refused with 429 by the per-minute rate limit.", registers });
+  const queueDepth = new Gauge({
+    name: "judge_engine_queue_depth",
+    help: "Engine calls (prepare, evaluate) waiting for or in the engine, including abandoned ones it has not yet let go.",
+    labelNames: ["phase"] as const,
+    registers,
+  });
+  const engineLatency = new Histogram({
+    name: "judge_engine_call_duration_seconds",
+    help: "Wall time of an engine call, waiting for the engine included, by phase and outcome.",
+    labelNames: ["phase", "outcome"] as const,
+    buckets: HTTP_BUCKETS,
+    registers,
+  });
+  const busy = new Counter({ name: "judge_engine_busy_seconds_total", help: "Time the model spent evaluating, as the engine reports it (waiting excluded).", registers });
+  const tokens = new Counter({ name: "judge_engine_input_tokens_total", help: "Input tokens the model read.", registers });
+  const storeLatency = new Histogram({
+    name: "judge_store_operation_duration_seconds",
+    help: "Time of one store (database) operation, by repository.method.",
+    labelNames: ["operation"] as const,
+    buckets: STORE_BUCKETS,
+    registers,
+  });
+  const storeErrors = new Counter({
+    name: "judge_store_errors_total",
+    help: "Store operations that threw, by operation and code (database_unavailable: the database failed; others: refusals such as plan_exists).",
+    labelNames: ["operation", "code"] as const,
+    registers,
+  });
+  const prefixCache = prefixCacheCounter(registers);
+
+  return {
+    async render() {
+      return { contentType: registry.contentType, text: await registry.metrics() };
+    },
+    httpRequest({ method, route, status, seconds }) {
+      requests.inc({ method, route, status: String(status) });
+      latency.observe({ method, route }, seconds);
+    },
+    billingOutcome: (outcome) => billing.inc({ outcome }),
+    rateLimited: () => rateLimited.inc(),
+    storeObserver(operation, seconds, errorCode) {
+      storeLatency.observe({ operation }, seconds);
+      if (errorCode !== undefined) storeErrors.inc({ operation, code: errorCode });
+    },
+    async engineCall(phase, call) {
+      const started = performance.now();
+      queueDepth.inc({ phase });
+      let outcome = "error";
+      try {
+        const result = await call();
+        outcome = "ok";
+        return result;
+      } finally {
+        queueDepth.dec({ phase });
+        engineLatency.observe({ phase, outcome }, (performance.now() - started) / 1000);
+      }
+    },
+    engineEvaluated({ inputTokens, timingMs }) {
+      tokens.inc(inputTokens);
+      busy.inc(timingMs / 1000);
+    },
+    readPrefixCacheFrom: (stats) => prefixCache.readFrom(stats),
+  };
+}
+
+/** Counters whose totals the engine keeps; copied at each scrape rather than incremented here. */
+function prefixCacheCounter(registers: Registry[]) {
+  let source: (() => PrefixCacheStats | undefined) | undefined;
+  const counter = new Counter({
+    name: "judge_engine_prefix_tokens_total",
+    help: "Prefix (system text + state) tokens taken from the engine's cache (reused) or evaluated afresh (evaluated); absent when the engine does not say.",
+    labelNames: ["outcome"] as const,
+    registers,
+    collect() {
+      const stats = source?.();
+      if (!stats) return;
+      this.reset();
+      this.inc({ outcome: "reused" }, stats.prefixTokensReused);
+      this.inc({ outcome: "evaluated" }, stats.prefixTokensEvaluated);
+    },
+  });
+  return { counter, readFrom: (stats: () => PrefixCacheStats | undefined) => void (source = stats) };
+}
+
+/**
+ * The engine as the routes see it, with every prepare and evaluate counted and timed. A Proxy,
+ * so whatever else the engine has (its getters, members added to the seam later) passes through.
+ * An engine that offers `stats()` (an optional addition to the seam) feeds the prefix-cache counters.
+ */
+export function meterEngine(engine: JudgmentEngine, metrics: Metrics): JudgmentEngine {
+  const stats = (engine as { stats?: () => PrefixCacheStats }).stats;
+  if (typeof stats === "function") metrics.readPrefixCacheFrom(() => stats.call(engine));
+  const prepare: JudgmentEngine["prepare"] = (prompt, signal) => metrics.engineCall("prepare", () => engine.prepare(prompt, signal));
+  const evaluate: JudgmentEngine["evaluate"] = async (prepared, signal) => {
+    const result = await metrics.engineCall("evaluate", () => engine.evaluate(prepared, signal));
+    metrics.engineEvaluated(result);
+    return result;
+  };
+  return new Proxy(engine, {
+    get(target, property) {
+      if (property === "prepare") return prepare;
+      if (property === "evaluate") return evaluate;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}

@@ -1,0 +1,124 @@
+import http from "node:http";
+
+/**
+ * Fault injection for the llama-server engine: an HTTP stand-in in front of a real llama-server
+ * that forwards everything (so the numbers are the real model's) and, for `/completion`, can
+ * misbehave the way a wrong build, a proxy or a broken server would. It records every
+ * `/completion` exchange so tests can see slots and cache reuse.
+ */
+export type StandInMode =
+  /** Forward unchanged. */
+  | "pass"
+  /** Sends post_sampling_probs: true upstream: replies carry `prob`/`top_probs`, as from a server that ignores our false. */
+  | "post-sampling"
+  /** Post-sampling values under the raw names (`logprob` = log of the processed probability). */
+  | "processed-as-logprobs"
+  /** The top list's entries lose their `id`. */
+  | "missing-ids"
+  /** Drops logit_bias: the server generates its own argmax instead of the forced token. */
+  | "ignores-bias"
+  /** A 200 whose body is cut off mid-JSON. */
+  | "malformed-json"
+  /** A 500 with llama-server's error shape. */
+  | "error-500"
+  /** Every route answers 503 as llama-server does while it loads the model. */
+  | "loading";
+
+export interface Exchange {
+  request: Record<string, any>;
+  status: number;
+  reply: any;
+}
+
+export interface LlamaServerStandIn {
+  url: string;
+  mode: StandInMode;
+  /** Every /completion exchange relayed from the real server so far. */
+  readonly exchanges: Exchange[];
+  close(): Promise<void>;
+}
+
+export async function startLlamaServerStandIn(upstream: string, mode: StandInMode = "pass"): Promise<LlamaServerStandIn> {
+  const exchanges: Exchange[] = [];
+  const state = { mode };
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch(() => res.destroy());
+  });
+  const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const body = await readBody(req);
+    const route = req.url ?? "/";
+    const authorization = req.headers.authorization;
+    if (state.mode === "loading") {
+      return void relay(res, { status: 503, text: JSON.stringify({ error: { code: 503, message: "Loading model", type: "unavailable_error" } }) });
+    }
+    if (route !== "/completion") return void relay(res, await forward(upstream, req.method ?? "GET", route, body, authorization));
+    const request = JSON.parse(body) as Record<string, any>;
+    const current = state.mode;
+    if (current === "error-500") {
+      return void relay(res, { status: 500, text: JSON.stringify({ error: { code: 500, message: "injected failure", type: "server_error" } }) });
+    }
+    const sent = { ...request };
+    if (current === "post-sampling" || current === "processed-as-logprobs") sent.post_sampling_probs = true;
+    if (current === "ignores-bias") delete sent.logit_bias;
+    const upstreamReply = await forward(upstream, "POST", route, JSON.stringify(sent), authorization);
+    let reply = JSON.parse(upstreamReply.text);
+    if (current === "processed-as-logprobs") reply = renameProcessed(reply);
+    if (current === "missing-ids") {
+      for (const entry of reply.completion_probabilities ?? []) for (const top of entry.top_logprobs ?? []) delete top.id;
+    }
+    exchanges.push({ request, status: upstreamReply.status, reply });
+    const text = JSON.stringify(reply);
+    relay(res, { status: upstreamReply.status, text: current === "malformed-json" ? text.slice(0, Math.floor(text.length / 2)) : text });
+  };
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get mode() {
+      return state.mode;
+    },
+    set mode(value: StandInMode) {
+      state.mode = value;
+    },
+    exchanges,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function renameProcessed(reply: any): any {
+  const toLog = (entry: any) => {
+    const { prob, top_probs, ...rest } = entry;
+    const out: any = { ...rest, logprob: Math.log(prob) };
+    if (top_probs) out.top_logprobs = top_probs.map(toLog);
+    return out;
+  };
+  return { ...reply, completion_probabilities: (reply.completion_probabilities ?? []).map(toLog) };
+}
+
+async function forward(upstream: string, method: string, route: string, body: string, authorization?: string): Promise<{ status: number; text: string }> {
+  const response = await fetch(upstream + route, {
+    method,
+    headers: { "content-type": "application/json", ...(authorization ? { authorization } : {}) },
+    body: method === "GET" ? undefined : body,
+  });
+  return { status: response.status, text: await response.text() };
+}
+
+function relay(res: http.ServerResponse, reply: { status: number; text: string }) {
+  res.writeHead(reply.status, { "content-type": "application/json" });
+  res.end(reply.text);
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    req.on("data", (chunk) => (text += chunk));
+    req.on("end", () => resolve(text));
+    req.on("error", reject);
+  });
+}
