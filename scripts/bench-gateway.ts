@@ -2,8 +2,8 @@
  * Billed requests per second through the System One gateway (JUDGE_ENGINE=systemone) on SQLite,
  * in front of an upstream that answers at once: what the gateway itself costs per request (keys,
  * rate limit, hold, the upstream call, validation, settle). The gateway runs as its own process
- * through main.ts's start(); the instant upstream and the load (node:http, keep-alive) share
- * this process. With --profile the gateway's measured phase (not its start-up) runs under the V8
+ * through main.ts's start() with JUDGE_ENGINE=systemone (the engine factory's path); the instant
+ * upstream and the load (node:http, keep-alive) share this process. With --profile the gateway's measured phase (not its start-up) runs under the V8
  * CPU profiler and its top self-time functions and modules are printed.
  *
  *   npx tsx scripts/bench-gateway.ts [--duration 10] [--concurrency 32] [--questions 1|3] [--profile] [--baseline]
@@ -22,7 +22,6 @@ import { createBenchClient } from "../src/bench/http-client.js";
 import { runLoad } from "../src/bench/load.js";
 import { summarizeLatencies } from "../src/bench/stats.js";
 import { loadConfig } from "../src/config.js";
-import { createSystemOneEngine } from "../src/engine/systemone/engine.js";
 import type { JudgmentEngine } from "../src/engine/types.js";
 import { start } from "../src/main.js";
 import { buildServices } from "../src/services/build.js";
@@ -43,22 +42,10 @@ const { values: args } = parseArgs({
   },
 });
 
-/** The child's role: the gateway, built as the engine factory will build it, served by main.ts's start(). */
+/** The child's role: the gateway as `judge serve` builds it (main.ts's start(), the engine from the factory). */
 async function serveGateway(): Promise<void> {
   const config = loadConfig();
-  const { engine: upstream } = config;
-  if (!upstream.url) throw new Error("JUDGE_ENGINE_URL is required");
-  const engine = args.baseline
-    ? instantEngine()
-    : createSystemOneEngine({
-        server: { url: upstream.url, key: upstream.key, timeoutMs: upstream.timeoutMs },
-        modelId: config.modelId,
-        upstreamModel: upstream.upstreamModel,
-        upstreamLimits: upstream.upstreamLimits,
-        maxRequestTokens: config.maxRequestTokens,
-        contextSize: config.contextSize,
-      });
-  const running = await start(config, { engine });
+  const running = await start(config, { engine: args.baseline ? instantEngine() : undefined });
   // Profiled only between SIGUSR2 (after the warm-up) and SIGTERM, so start-up is not in it.
   const session = args["profile-out"] ? new Session() : undefined;
   const post = (method: string) => new Promise<any>((resolve, reject) => session!.post(method, (e, r) => (e ? reject(e) : resolve(r))));

@@ -4,6 +4,7 @@ import {
   EngineUnavailableError,
   RequestAbortedError,
   UnsupportedTextError,
+  UpstreamLimitError,
   UpstreamRejectedError,
 } from "./engine/types.js";
 import { LimiterUnavailableError } from "./limits/types.js";
@@ -159,6 +160,7 @@ export interface ErrorBody {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof BudgetError) return new ApiError("over_budget", error.message);
+  if (error instanceof UpstreamLimitError) return new ApiError("over_upstream_limit", error.message);
   if (error instanceof EngineUnavailableError) return new ApiError("model_unavailable", error.message);
   if (error instanceof EngineFailedError) return new ApiError("model_failed", error.message);
   if (error instanceof UpstreamRejectedError) return new ApiError("upstream_rejected", error.message);

@@ -57,6 +57,9 @@ async function serveWith(
   engine: JudgmentEngine,
   calibration: Awaited<ReturnType<typeof loadCalibrationFile>> | undefined,
 ): Promise<RunningService> {
+  // A remote engine learns its model's id from its server once ready: the profile is looked up
+  // again then, into the same object the routes read.
+  const temperatures = { ...temperaturesFor(calibration, engine.modelId) };
   const app = buildApp({
     services,
     engine,
@@ -64,7 +67,7 @@ async function serveWith(
     requestTimeoutMs: config.requestTimeoutMs,
     adminToken: config.adminToken,
     maxQuestions: config.maxQuestions,
-    temperatures: temperaturesFor(calibration, engine.modelId),
+    temperatures,
     releaseDate: new Date().toISOString().slice(0, 10),
   });
 
@@ -89,12 +92,17 @@ async function serveWith(
     store: services.store.dialect,
     rate_limits: services.limiter.kind,
   });
-  const metricsServer = config.metricsPort === undefined ? undefined : await serveMetrics(services, config.metricsPort, log);
+  const metricsPort = config.metricsPort;
+  const metricsServer =
+    metricsPort === undefined ? undefined : await startupStep(`cannot serve metrics on 127.0.0.1:${metricsPort}`, () => serveMetrics(services, metricsPort, log));
   await reportParts(services, log);
   if ((await services.keys.count()) === 0) printFirstKeyHelp(config);
   void Promise.resolve(engine.ready).then(async () => {
     const status = await engine.status();
-    if (status.state === "ready") log.info("model ready", { model: engine.modelId, ...engine.description });
+    if (status.state === "ready") {
+      Object.assign(temperatures, temperaturesFor(calibration, engine.modelId));
+      log.info("model ready", { model: engine.modelId, ...engine.description, calibrated: calibration !== undefined && Object.hasOwn(calibration.models, engine.modelId) });
+    }
     else {
       log.error("model unavailable", { detail: status.state === "failed" ? status.detail : status.state });
       if (config.engine.kind === "llama") printModelHelp(status.state === "failed" ? status.detail : status.state);

@@ -1,4 +1,6 @@
 import { Command, InvalidArgumentError, Option } from "commander";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import {
   FIXTURE_PRESETS,
   FIXTURE_WEIGHT_TYPES,
@@ -65,11 +67,17 @@ function registerFixtureCommand(program: Command): void {
     .requiredOption("--out <path>", "file to write")
     .option("--seed <n>", "seed for the random weights (non-negative integer)", parseSeed)
     .addOption(new Option("--weights <type>", "type of the weight matrices (default: the preset's)").choices(FIXTURE_WEIGHT_TYPES))
+    .option("--if-missing", "leave --out alone when it already exists (npm run start:fixture writes it once)")
     .action(
       async (
-        options: { preset: FixturePreset; out: string; seed?: number; weights?: FixtureWeightType },
+        options: { preset: FixturePreset; out: string; seed?: number; weights?: FixtureWeightType; ifMissing?: boolean },
         command: Command,
       ) => {
+        // Files are written whole or not at all (renamed into place), so one that exists is complete.
+        if (options.ifMissing && existsSync(options.out)) {
+          emit(command, { json: { path: resolve(options.out), written: false }, text: () => `${options.out} exists; left as it is.` });
+          return;
+        }
         const written = await writeFixtureModel(options.out, {
           preset: options.preset,
           seed: options.seed,

@@ -48,6 +48,16 @@ describe("numbers in the state", () => {
     });
   }
 
+  it("reach the model as written inside a top-level array state", async () => {
+    prompts.length = 0;
+    const response = await postJudgment(server, `{"state": [9007199254740993, 1e999], "questions": ${JSON.stringify(question)}}`);
+    expect(response.status, show(response)).toBe(200);
+    const state = prompts.at(-1)?.state ?? "";
+    expect(state, state).toContain("9007199254740993");
+    expect(state, state).toContain("1e999");
+    expect(state, state).not.toContain("9007199254740992");
+  });
+
   it("are read from the same tokens as a state that wrote them in words would be: the prompt differs only there", async () => {
     prompts.length = 0;
     await postJudgment(server, `{"state": {"n": 9007199254740993}, "questions": ${JSON.stringify(question)}}`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Question } from "./schema.js";
-import { buildAnswer, NEUTRAL_TEMPERATURES, normalise, temperatureFor, type Temperatures } from "./answers.js";
+import { buildAnswer, keyedLogits, NEUTRAL_TEMPERATURES, normalise, temperatureFor, type Temperatures } from "./answers.js";
 import { keyed } from "./keyed.js";
 import { choiceConfidence, scoreConfidence } from "./confidence.js";
 
@@ -180,5 +180,16 @@ describe("keyed", () => {
     expect(Object.keys(out)).toEqual(["z", "a", "__proto__", "constructor", "한국어 🎉"]);
     expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
     expect(JSON.stringify(out)).toBe('{"z":1,"a":2,"__proto__":3,"constructor":4,"한국어 🎉":5}');
+  });
+});
+
+describe("keyedLogits", () => {
+  it("writes a label the model rules out (log 0) as null, and the others as log P", () => {
+    const question: Question = { type: "choice", instructions: "Pick", criteria: { a: "A", b: "B", c: "C" } } as Question;
+    const logits = keyedLogits(question, [Math.log(0.25) + 7, -Infinity, Math.log(0.75) + 7]);
+    expect(logits.b, JSON.stringify(logits)).toBeNull();
+    expect(logits.a!, JSON.stringify(logits)).toBeCloseTo(Math.log(0.25), 12);
+    expect(logits.c!, JSON.stringify(logits)).toBeCloseTo(Math.log(0.75), 12);
+    expect(JSON.parse(JSON.stringify(logits)), "survives JSON unchanged").toEqual(logits);
   });
 });

@@ -49,8 +49,9 @@ export function normalise(labelLogProbs: number[], temperature: number): number[
  * arbitrary constant per question; renormalising removes it so the values mean log P.
  * noul's labels are read in the order true, false.
  */
-export function keyedLogits(question: Question, labelLogProbs: number[]): Record<string, number> {
-  const logP = logSoftmax(labelLogProbs);
+export function keyedLogits(question: Question, labelLogProbs: number[]): Record<string, number | null> {
+  // −∞ would serialise as null anyway; saying so keeps the type honest.
+  const logP = logSoftmax(labelLogProbs).map((value) => (value === -Infinity ? null : value));
   switch (question.type) {
     case "choice":
       return keyed(Object.keys(question.criteria), logP);

@@ -36,6 +36,9 @@ const JsonObject = z
   .custom<Record<string, unknown>>(isPlainObject, { error: "must be an object" })
   .openapi({ type: "object" });
 
+/** Any JSON array, passed through untouched: a copy would lose the number texts the body reader recorded. */
+const JsonArray = z.custom<unknown[]>(Array.isArray, { error: "must be an array" }).openapi({ type: "array", items: {} });
+
 export const noEmptyKeys = (what: string) => ({
   error: `${what} must be non-empty strings`,
   check: (record: object) => !Object.keys(record).includes(""),
@@ -43,13 +46,13 @@ export const noEmptyKeys = (what: string) => ({
 
 /** Text, or structured content rendered to stable JSON for the model. */
 export const Content = z
-  .union([z.string(), JsonObject, z.array(z.unknown())], {
+  .union([z.string(), JsonObject, JsonArray], {
     error: explain("must be a string, an object or an array"),
   })
   .openapi("Content", { description: "Text, or a JSON object/array rendered to text." });
 
 const OptionalContent = z
-  .union([z.string(), JsonObject, z.array(z.unknown()), z.null()], {
+  .union([z.string(), JsonObject, JsonArray, z.null()], {
     error: explain("must be a string, an object, an array or null"),
   })
   .openapi("OptionalContent");
@@ -106,9 +109,12 @@ const Probability = z.number().min(0).max(1);
 
 /** Present only when the request asked for `include_logits`: keyed like `probabilities`. */
 const Logits = z
-  .record(z.string(), z.number())
+  .record(z.string(), z.number().nullable())
   .optional()
-  .openapi({ description: 'Raw log P of each label before calibration; noul is keyed "true" and "false".' });
+  .openapi({
+    description:
+      'Raw log P of each label before calibration; noul is keyed "true" and "false". null is log 0 (−∞, which JSON cannot write): a label the model rules out.',
+  });
 
 const ChoiceAnswer = z
   .object({

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { EngineResult, JudgmentEngine } from "../engine/types.js";
-import { BudgetError, RequestAbortedError } from "../engine/types.js";
+import { BudgetError, RequestAbortedError, UpstreamLimitError } from "../engine/types.js";
 import { ApiError } from "../errors.js";
 import { authenticate, type KeyAuthenticator } from "../http/authenticate.js";
 import type { App } from "../http/context.js";
@@ -64,6 +64,7 @@ const route = createRoute({
         402: "Plan allowance used up and prepaid balance too low; nothing is charged.",
         409: "A request with the same Idempotency-Key is still running.",
         413: "Request body larger than 256 KB.",
+        415: "The body has a Content-Encoding other than identity (unsupported_content_encoding).",
         429: "Rate limit exceeded; retry after Retry-After seconds.",
         502: "The model, the database or Redis (when it counts the rate limits) is unavailable, failed or timed out (model_unavailable, model_failed, model_timeout, database_unavailable, rate_limiter_unavailable); nothing is charged.",
       },
@@ -72,6 +73,7 @@ const route = createRoute({
         402: { ...rateLimitHeaders, ...standingHeaders },
         409: rateLimitHeaders,
         413: rateLimitHeaders,
+        415: rateLimitHeaders,
         429: { ...rateLimitHeaders, ...retryAfterHeader },
         502: rateLimitHeaders,
       },
@@ -197,9 +199,9 @@ async function prepareOrExplain(
     if (error instanceof RequestAbortedError && timeout.aborted && !clientSignal.aborted) {
       throw new ApiError("model_timeout", `the model did not answer within ${timeoutMs} ms; nothing was charged`);
     }
-    if (!(error instanceof BudgetError)) throw error;
+    if (!(error instanceof BudgetError) && !(error instanceof UpstreamLimitError)) throw error;
     const which = error.questionIndex === undefined ? "" : `question ${JSON.stringify(ids[error.questionIndex])}: `;
-    throw new ApiError("over_budget", which + error.message);
+    throw new ApiError(error instanceof UpstreamLimitError ? "over_upstream_limit" : "over_budget", which + error.message);
   }
 }
 

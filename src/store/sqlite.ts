@@ -29,7 +29,7 @@ export function openSqlite(path: string, options: { create?: boolean } = {}): Da
     if (create && isFileBacked(path)) mkdirSync(dirname(path), { recursive: true });
     handle = new BetterSqlite3(path, { fileMustExist: !create && isFileBacked(path) });
     // The first statements are where a non-SQLite file or a read-only location shows up.
-    configure(handle, path, create || hasMigrationsTable(handle));
+    configure(handle, path, create);
   } catch (error) {
     handle?.close();
     throw unavailable(path, error);
@@ -92,11 +92,12 @@ function hasMigrationsTable(db: BetterSqlite3.Database): boolean {
   return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get() !== undefined;
 }
 
-/** `ours`: the journal mode is written into the file, so another application's file keeps its own. */
-function configure(db: BetterSqlite3.Database, path: string, ours: boolean): void {
+function configure(db: BetterSqlite3.Database, path: string, create: boolean): void {
   // First, so that even switching to WAL waits for another process's lock instead of failing.
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  if (isFileBacked(path) && ours) {
+  // The journal mode is written into the file: another application's file (about to be
+  // refused, as it is not this service's) keeps its own.
+  if (isFileBacked(path) && (create || hasMigrationsTable(db))) {
     // WAL lets the HTTP server read while a CLI process writes; NORMAL sync is durable
     // across application crashes under WAL and avoids an fsync per transaction.
     db.pragma("journal_mode = WAL");

@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildPrompt, SYSTEM_TEXT } from "../../judgment/prompt.js";
 import type { Question } from "../../judgment/schema.js";
 import { readyTinyEngine } from "../../testing/server.js";
-import { BudgetError, type JudgmentEngine } from "../types.js";
-import { UpstreamLimitError } from "./errors.js";
+import { BudgetError, UpstreamLimitError, type JudgmentEngine } from "../types.js";
 import {
   checkUpstreamLimits,
   inputTokensUpperBound,
