@@ -56,6 +56,8 @@ describe("serving from an empty database", () => {
   it("tells the operator how to create the first key", async () => {
     await waitFor("the first-key help", () => (stderr.includes("judge keys create --account") ? true : undefined));
     expect(stderr, stderr).toContain("No API keys exist yet");
+    await waitFor("the first-question help", () => (stderr.includes("/v1/systemone -H") ? true : undefined));
+    expect(stderr, stderr).toContain(`curl -s ${baseUrl}/v1/systemone`);
   });
 
   it("answers with a key created by the CLI once the model is ready", async () => {

@@ -96,7 +96,7 @@ async function serveWith(
   const metricsServer =
     metricsPort === undefined ? undefined : await startupStep(`cannot serve metrics on 127.0.0.1:${metricsPort}`, () => serveMetrics(services, metricsPort, log));
   await reportParts(services, log);
-  if ((await services.keys.count()) === 0) printFirstKeyHelp(config);
+  if ((await services.keys.count()) === 0) printFirstKeyHelp(config, port);
   void Promise.resolve(engine.ready).then(async () => {
     const status = await engine.status();
     if (status.state === "ready") {
@@ -205,7 +205,7 @@ function listeningPort(server: ServerType): Promise<number> {
   });
 }
 
-function printFirstKeyHelp(config: Config): void {
+function printFirstKeyHelp(config: Config, port: number): void {
   // A PostgreSQL URL may hold a password: point at the environment rather than print it.
   const db = config.db === "data/judge.db" || /^postgres/i.test(config.db) ? "" : ` --db ${config.db}`;
   process.stderr.write(
@@ -214,6 +214,9 @@ function printFirstKeyHelp(config: Config): void {
       "No API keys exist yet. Create an account and its first key with:",
       `  npx judge accounts create --name "My team"${db}`,
       `  npx judge keys create --account <account id printed above>${db}`,
+      "Then ask a first question with the key it prints:",
+      `  curl -s http://${config.host}:${port}/v1/systemone -H "Authorization: Bearer <key>" -H "Content-Type: application/json" \\`,
+      `    -d '{"state": "I was charged twice.", "questions": {"angry": {"type": "noul", "instructions": "The customer is angry."}}}'`,
       "",
     ].join("\n"),
   );
