@@ -96,12 +96,19 @@ describe("a start that cannot succeed", () => {
 });
 
 describe("a model that cannot be loaded", () => {
-  it("serves anyway: /health is 503 failed with the reason, the log and a plain hint say what to do, SIGTERM exits 0", async () => {
-    const missing = join(dir, "no-such-model.gguf");
+  // A download host that refuses connections fails as a machine without internet does, at once.
+  const offline = async () => `http://127.0.0.1:${await freePort()}/models/model.gguf`;
+  const cases: [string, () => Promise<string>, RegExp][] = [
+    ["a local file that does not exist", async () => join(dir, "no-such-model.gguf"), /no-such-model\.gguf does not exist/],
+    ["a model to download with no network (offline first start)", offline, /cannot download .* cannot be reached/],
+  ];
+  it.each(cases)("%s: serves anyway, /health is 503 failed with the reason within seconds, a plain hint says what to do, SIGTERM exits 0", async (_, model, reason) => {
+    const missing = await model();
     const port = await freePort();
+    const started = performance.now();
     const child = spawn(process.execPath, ENTRY_POINTS["judge serve"], {
       cwd: repoRoot,
-      env: cleanEnv(settings({ JUDGE_HOST: "127.0.0.1", JUDGE_PORT: String(port), JUDGE_MODEL: missing })),
+      env: cleanEnv(settings({ JUDGE_HOST: "127.0.0.1", JUDGE_PORT: String(port), JUDGE_MODEL: missing, JUDGE_MODELS_DIR: join(dir, "models") })),
       stdio: ["ignore", "ignore", "pipe"],
     });
     let stderr = "";
@@ -116,7 +123,8 @@ describe("a model that cannot be loaded", () => {
       }
       expect(health?.status, stderr).toBe(503);
       expect(health?.body, stderr).toMatchObject({ code: "service_unavailable", status: "failed" });
-      expect(String(health?.body.error), JSON.stringify(health)).toContain("no-such-model.gguf");
+      expect(String(health?.body.error), JSON.stringify(health)).toMatch(reason);
+      expect(performance.now() - started, "failed within seconds").toBeLessThan(20_000);
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(stderr, stderr).toMatch(/"message":"model unavailable"/);
       expect(stderr, stderr).toContain("Point JUDGE_MODEL at a local GGUF file");

@@ -68,7 +68,7 @@ function interleavedLine(i: NonNullable<BenchReport["interleaved"]>): string {
   return (
     `${i.states} interleaved states (concurrency ${i.concurrency}): p50 ${ms(i.p50Ms)} ms` +
     (against.length > 0 ? ` vs ${against.join(", ")}` : "") + gain +
-    `; near the repeated state when the server keeps ${i.states} states cached (JUDGE_SLOTS ≥ ${i.states}), near new states when it keeps one`
+    ` (${i.states} slots or more keep every state cached, e.g. JUDGE_SLOTS=${i.states}; one slot re-reads each)`
   );
 }
 

@@ -3,13 +3,13 @@ import {
   getLlama,
   LlamaLogLevel,
   resolveChatWrapper,
-  resolveModelFile,
   type Llama,
   type LlamaContext,
   type LlamaContextSequence,
   type LlamaModel,
 } from "node-llama-cpp";
 import { createChatPromptTemplate, type ChatPromptTemplate } from "./chat-prompt.js";
+import { findModelFile } from "./model-file.js";
 
 /** Which llama.cpp build to run on: `auto` takes a GPU when a prebuilt binary for it works here. */
 export type LlamaGpu = "auto" | "cuda" | "vulkan" | "metal" | "off";
@@ -38,13 +38,7 @@ export interface LoadedModel {
 
 export async function loadModel(settings: LoadSettings, report: (detail: string) => void): Promise<LoadedModel> {
   report(`looking for ${settings.model} (downloading it into ${settings.modelsDir} if missing)`);
-  const modelPath = await resolveModelFile(asModelUri(settings.model), {
-    directory: settings.modelsDir,
-    cli: settings.showDownloadProgress ?? false,
-    // /health reports download progress, for logs and orchestrators that see no terminal.
-    onProgress: ({ totalSize, downloadedSize }) =>
-      report(`downloading the model: ${totalSize > 0 ? Math.floor((100 * downloadedSize) / totalSize) : 0}%`),
-  });
+  const modelPath = await findModelFile(settings, report);
   report("loading the model");
   const llama = await openLlama(settings.gpu);
   const model = await llama.loadModel({ modelPath });
@@ -99,14 +93,6 @@ async function openLlama(gpu: LlamaGpu): Promise<Llama> {
     throw new Error(unusable(`node-llama-cpp offered ${llama.gpu || "cpu"}`));
   }
   return llama;
-}
-
-/**
- * A local path is taken relative to the working directory, as users expect; node-llama-cpp
- * would otherwise look for it inside the models directory.
- */
-function asModelUri(model: string): string {
-  return /^[a-z][a-z0-9+.-]*:/i.test(model) && !/^[a-z]:[\\/]/i.test(model) ? model : path.resolve(model);
 }
 
 export function modelIdFrom(model: string): string {
