@@ -19,6 +19,7 @@ import {
   RequestAbortedError,
   throwIfAborted,
   type EngineDescription,
+  type EngineStats,
   type EngineResult,
   type EngineStatus,
   type JudgmentEngine,
@@ -48,6 +49,7 @@ export interface LlamaEngine extends JudgmentEngine {
   readonly ready: Promise<void>;
   /** Tokens the model has evaluated since loading, re-reads included: what prefix caching saves shows here. */
   evaluatedTokens(): number;
+  stats(): EngineStats;
 }
 
 interface PreparedQuestion {
@@ -108,10 +110,16 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
     throw new EngineUnavailableError(`the model is not available (${detail})`);
   };
 
+  const prefixStats: EngineStats = { prefixTokensReused: 0, prefixTokensEvaluated: 0 };
+  const countPrefix = (reused: number, evaluated: number) => {
+    prefixStats.prefixTokensReused += reused;
+    prefixStats.prefixTokensEvaluated += evaluated;
+  };
+
   const evaluateOnSlot = async (target: LoadedModel, prepared: PreparedLlamaJudgment, signal?: AbortSignal) => {
     const lease = await router.acquire(prepared.prefixTokens);
     try {
-      const run = () => evaluateJudgment(target.sequences[lease.slot], prepared, signal);
+      const run = () => evaluateJudgment(target.sequences[lease.slot], prepared, signal, countPrefix);
       return await (target.backend === "cpu" ? cpuQueue.run(run) : run());
     } finally {
       lease.release();
@@ -125,6 +133,7 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
     },
     ready,
     status: () => status,
+    stats: () => ({ ...prefixStats }),
     // node-llama-cpp meters a token whose logits were read as "output"; both were evaluated.
     evaluatedTokens: () =>
       loaded?.sequences.reduce((sum, { tokenMeter }) => sum + tokenMeter.usedInputTokens + tokenMeter.usedOutputTokens, 0) ?? 0,
@@ -184,13 +193,15 @@ async function evaluateJudgment(
   sequence: LoadedModel["sequences"][number],
   prepared: PreparedLlamaJudgment,
   signal: AbortSignal | undefined,
+  onPrefix: (reused: number, evaluated: number) => void,
 ): Promise<EngineResult> {
   // A request whose client left while it waited for the model costs the model nothing.
   throwIfAborted(signal);
   const started = performance.now();
   const brancher = createSequenceBrancher(sequence);
   try {
-    await brancher.reuseOrEvaluatePrefix(prepared.prefixTokens);
+    const reused = await brancher.reuseOrEvaluatePrefix(prepared.prefixTokens);
+    onPrefix(reused, prepared.prefixTokens.length - reused);
     const labelLogProbs: number[][] = [];
     for (const question of prepared.questions) {
       throwIfAborted(signal);

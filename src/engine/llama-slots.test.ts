@@ -47,6 +47,21 @@ describe("slots: tenants interleaving different states", () => {
     await single?.close();
   });
 
+  it("counts the prefix tokens it reused and evaluated (for /metrics)", async () => {
+    const engine = await tinyEngine(2);
+    try {
+      const prepared = await engine.prepare(buildPrompt(STATES[0], QUESTIONS[0]));
+      // With no questions, what a request reads is its prefix alone.
+      const prefix = (await engine.prepare(buildPrompt(STATES[0], []))).inputTokens;
+      await engine.evaluate(prepared);
+      expect(engine.stats()).toEqual({ prefixTokensReused: 0, prefixTokensEvaluated: prefix });
+      await engine.evaluate(await engine.prepare(buildPrompt(STATES[0], QUESTIONS[1])));
+      expect(engine.stats()).toEqual({ prefixTokensReused: prefix, prefixTokensEvaluated: prefix });
+    } finally {
+      await engine.close();
+    }
+  });
+
   it("describes the CPU backend and its slots", () => {
     expect(slotted.description).toEqual({ kind: "llama", backend: "cpu", slots: STATES.length });
     expect(single.description).toEqual({ kind: "llama", backend: "cpu", slots: 1 });

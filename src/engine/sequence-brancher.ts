@@ -15,7 +15,8 @@ import type { BranchingSequence, Token } from "./label-trie.js";
  */
 export interface SequenceBrancher extends BranchingSequence {
   /** Keeps the longest cached match of `prefix`, erases the rest, evaluates what is missing. */
-  reuseOrEvaluatePrefix(prefix: Token[]): Promise<void>;
+  /** Resolves to how many of the prefix's tokens were already cached. */
+  reuseOrEvaluatePrefix(prefix: Token[]): Promise<number>;
   rollbackTo(length: number): Promise<void>;
 }
 
@@ -33,6 +34,7 @@ export function createSequenceBrancher(sequence: LlamaContextSequence): Sequence
       while (common < prefix.length && common < cached.length && cached[common] === prefix[common]) common++;
       await rollbackTo(common);
       if (common < prefix.length) await evaluateInBatches(sequence, prefix.slice(common));
+      return common;
     },
     async extend(tokens, candidates, normalised) {
       // Only the requested logits cross into JavaScript unless the normaliser is needed.

@@ -21,6 +21,15 @@ export interface JudgmentEngine {
   /** Runs the model; throws `EngineUnavailableError`, `EngineFailedError` or `UpstreamRejectedError`. */
   evaluate(prepared: PreparedJudgment, signal?: AbortSignal): Promise<EngineResult>;
   close(): Promise<void>;
+  /** Running totals of the prefix cache, for /metrics; engines that cannot tell omit it. */
+  stats?(): EngineStats;
+}
+
+export interface EngineStats {
+  /** Prefix (system text + state) tokens found already cached. */
+  prefixTokensReused: number;
+  /** Prefix tokens the model had to read. */
+  prefixTokensEvaluated: number;
 }
 
 export type EngineKind = "llama" | "llama-server" | "vllm" | "sglang" | "systemone";

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { JudgmentEngine } from "../engine/types.js";
+import type { EngineStats, JudgmentEngine } from "../engine/types.js";
 
 /**
  * The service's Prometheus metrics, built once per process (buildServices) and fed by the HTTP
@@ -29,10 +29,7 @@ export type BillingOutcome = "plan" | "balance" | "insufficient_funds";
 export type EnginePhase = "prepare" | "evaluate";
 
 /** Cumulative since the engine started: prefix tokens taken from the cache, and evaluated afresh. */
-export interface PrefixCacheStats {
-  prefixTokensReused: number;
-  prefixTokensEvaluated: number;
-}
+export type PrefixCacheStats = EngineStats;
 
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5];
@@ -150,11 +147,10 @@ function prefixCacheCounter(registers: Registry[]) {
 /**
  * The engine as the routes see it, with every prepare and evaluate counted and timed. A Proxy,
  * so whatever else the engine has (its getters, members added to the seam later) passes through.
- * An engine that offers `stats()` (an optional addition to the seam) feeds the prefix-cache counters.
+ * An engine that offers `stats()` feeds the prefix-cache counters.
  */
 export function meterEngine(engine: JudgmentEngine, metrics: Metrics): JudgmentEngine {
-  const stats = (engine as { stats?: () => PrefixCacheStats }).stats;
-  if (typeof stats === "function") metrics.readPrefixCacheFrom(() => stats.call(engine));
+  if (engine.stats) metrics.readPrefixCacheFrom(() => engine.stats?.());
   const prepare: JudgmentEngine["prepare"] = (prompt, signal) => metrics.engineCall("prepare", () => engine.prepare(prompt, signal));
   const evaluate: JudgmentEngine["evaluate"] = async (prepared, signal) => {
     const result = await metrics.engineCall("evaluate", () => engine.evaluate(prepared, signal));
