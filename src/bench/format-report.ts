@@ -1,21 +1,28 @@
 /** The human-readable benchmark report: one table row per phase, then what the rows mean. */
 import path from "node:path";
 import { formatTable } from "../cli/format.js";
-import type { BenchReport, PhaseReport } from "./report.js";
+import type { BenchReport, Failures, PhaseReport } from "./report.js";
 
-const HEADERS = ["STATE", "CONC", "REQUESTS", "FAILED", "REQ/S", "QUESTIONS/S", "INPUT TOK/S", "× CEILING", "P50 MS", "P95 MS", "P99 MS"];
+const FAILURE_COLUMNS: [keyof Failures, string][] = [["429", "429"], ["4xx", "4XX"], ["5xx", "5XX"], ["network", "NETWORK"], ["other", "OTHER"]];
 
+/** Failure columns appear for the kinds that happened, so a run with failures shows them in its rows. */
 export function formatReport(report: BenchReport): string {
-  const table = formatTable(HEADERS, report.phases.map(phaseRow));
+  const kinds = FAILURE_COLUMNS.filter(([kind]) => report.phases.some((phase) => phase.failures[kind] > 0));
+  const headers = [
+    "STATE", "CONC", "REQUESTS", "FAILED", ...kinds.map(([, header]) => header),
+    "REQ/S", "QUESTIONS/S", "INPUT TOK/S", "× CEILING", "P50 MS", "P95 MS", "P99 MS",
+  ];
+  const table = formatTable(headers, report.phases.map((phase) => phaseRow(phase, kinds.map(([kind]) => kind))));
   return [table, "", ...notes(report)].join("\n");
 }
 
-function phaseRow(phase: PhaseReport): string[] {
+function phaseRow(phase: PhaseReport, kinds: (keyof Failures)[]): string[] {
   return [
     stateColumn(phase),
     String(phase.concurrency),
     String(phase.requests),
     String(phase.failed),
+    ...kinds.map((kind) => String(phase.failures[kind])),
     rate(phase.requestsPerSecond),
     rate(phase.questionsPerSecond),
     rate(phase.inputTokensPerSecond),
@@ -32,6 +39,7 @@ function notes(report: BenchReport): string[] {
   const { state } = report;
   const by = state.measuredBy === "tokenizer" ? "the model's tokenizer" : "the server's usage counts";
   const lines = [
+    ...rateLimitLines(report),
     `server: ${report.url}, model ${report.model ?? "unknown (nothing answered)"}`,
     `requests: a ${state.targetTokens}-token state (${state.words} words at ${state.tokensPerWord.toFixed(2)} tokens/word, measured by ${by}), ` +
       `${plural(shape.questions, "question")}, ${plural(shape.options, "option")}; ` +
@@ -52,6 +60,14 @@ function notes(report: BenchReport): string[] {
     lines.push(`failed (${stateColumn(phase)} state${phase.states ? "s" : ""}, concurrency ${phase.concurrency}): ${counts}; ${phase.errorSamples.join("; ")}`);
   }
   return lines;
+}
+
+function rateLimitLines({ rateLimit }: BenchReport): string[] {
+  if (!rateLimit?.below) return [];
+  return [
+    `WARNING: rate limit of ${rateLimit.limit} requests per minute on this key, below the ${rateLimit.offeredPerMinute} or more ` +
+      `this run sends in a minute: these figures measure the limit as much as the server`,
+  ];
 }
 
 function stateColumn(phase: PhaseReport): string {

@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { endpointUrl } from "../clients/judgment-endpoint.js";
-import { createBenchClient, readResponse, waitAfter429 } from "./http-client.js";
+import { createBenchClient, readRateLimit, readResponse, waitAfter429 } from "./http-client.js";
 
 describe("reading the server's answers", () => {
   it("takes input tokens and the model from a 200", () => {
@@ -33,6 +33,13 @@ describe("reading the server's answers", () => {
     expect(waitAfter429("soon", now)).toBe(1000);
   });
 
+  it("reads the plan's limit from x-ratelimit-limit and -remaining, only when both are whole numbers", () => {
+    expect(readRateLimit({ "x-ratelimit-limit": "60", "x-ratelimit-remaining": "0" })).toEqual({ limit: 60, remaining: 0 });
+    expect(readRateLimit({ "x-ratelimit-limit": "60" })).toBeUndefined();
+    expect(readRateLimit({ "x-ratelimit-limit": "lots", "x-ratelimit-remaining": "3" })).toBeUndefined();
+    expect(readRateLimit({})).toBeUndefined();
+  });
+
   it("posts to /v1/systemone under the base address, keeping a proxy's path", () => {
     expect(endpointUrl("http://127.0.0.1:8080").href).toBe("http://127.0.0.1:8080/v1/systemone");
     expect(endpointUrl("https://judge.example/api/").href).toBe("https://judge.example/api/v1/systemone");
@@ -45,19 +52,26 @@ describe("the bench client against a live socket", () => {
   let server: http.Server | undefined;
   afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
 
-  it("sends the key, reuses one connection, and reports a refused connection as a network failure", async () => {
+  it("sends the key, reuses one connection, passes on the rate-limit headers, and reports a refused connection as a network failure", async () => {
     const connections = new Set<unknown>();
     const seen: (string | undefined)[] = [];
     server = http.createServer((req, res) => {
       connections.add(req.socket);
       seen.push(req.headers.authorization);
       req.resume();
-      req.on("end", () => res.end(JSON.stringify({ model: "m", usage: { input_tokens: 7 } })));
+      req.on("end", () => {
+        res.setHeader("x-ratelimit-limit", "100");
+        res.setHeader("x-ratelimit-remaining", String(100 - seen.length));
+        res.end(JSON.stringify({ model: "m", usage: { input_tokens: 7 } }));
+      });
     });
     await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const client = createBenchClient({ url, key: "tjs_test", maxSockets: 1 });
-    for (let i = 0; i < 5; i++) expect(await client.send({ body: "{}", questions: 1 })).toMatchObject({ status: 200, inputTokens: 7 });
+    for (let i = 0; i < 5; i++) {
+      const outcome = await client.send({ body: "{}", questions: 1 });
+      expect(outcome, JSON.stringify(outcome)).toMatchObject({ status: 200, inputTokens: 7, rateLimit: { limit: 100, remaining: 99 - i } });
+    }
     client.close();
     expect(seen).toEqual(Array(5).fill("Bearer tjs_test"));
     expect(connections.size).toBe(1);

@@ -3,7 +3,7 @@
  * a quarter of the CPU per request of the global fetch (undici), which matters when the client
  * shares a small machine with a server that answers in a millisecond.
  */
-import http from "node:http";
+import http, { type IncomingHttpHeaders } from "node:http";
 import https from "node:https";
 import { endpointUrl, parseRetryAfter } from "../clients/judgment-endpoint.js";
 import type { Outcome, Send } from "./load.js";
@@ -45,7 +45,9 @@ export function createBenchClient(options: { url: string; key: string; maxSocket
           res.on("end", () => {
             const latencyMs = elapsed();
             const text = Buffer.concat(chunks).toString("utf8");
-            resolve(readResponse(res.statusCode ?? 0, text, latencyMs, res.headers["retry-after"]));
+            const outcome = readResponse(res.statusCode ?? 0, text, latencyMs, res.headers["retry-after"]);
+            const rateLimit = readRateLimit(res.headers);
+            resolve(rateLimit ? { ...outcome, rateLimit } : outcome);
           });
         },
       );
@@ -87,4 +89,15 @@ export function readResponse(status: number, text: string, latencyMs: number, re
 /** A 429 without a usable Retry-After waits a second. */
 export function waitAfter429(retryAfter: string | undefined, nowMs: number): number {
   return parseRetryAfter(retryAfter, nowMs) ?? 1000;
+}
+
+/** The plan's requests per minute and what is left of them, when the server says (ours does on every authenticated answer). */
+export function readRateLimit(headers: IncomingHttpHeaders): { limit: number; remaining: number } | undefined {
+  const number = (name: string) => {
+    const value = headers[name];
+    return typeof value === "string" && /^\s*\d+\s*$/.test(value) ? Number(value) : undefined;
+  };
+  const limit = number("x-ratelimit-limit");
+  const remaining = number("x-ratelimit-remaining");
+  return limit === undefined || remaining === undefined ? undefined : { limit, remaining };
 }

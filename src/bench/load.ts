@@ -13,6 +13,8 @@ export interface Outcome {
   model?: string;
   /** From a 429's Retry-After header. */
   retryAfterMs?: number;
+  /** From x-ratelimit-limit and x-ratelimit-remaining, when the server sends both. */
+  rateLimit?: { limit: number; remaining: number };
   /** For errors: the server's error code or the network error, to show what went wrong. */
   error?: string;
 }

@@ -105,15 +105,52 @@ describe("the bench report", () => {
     expect(formatReport(without)).toContain("no ceiling measured: pass --model");
   });
 
-  it("prints one row per phase with the same figures, and the failures", () => {
+  it("prints one row per phase with the same figures, and the failures in their own columns", () => {
     const text = formatReport(report);
     const rows = text.split("\n");
-    expect(rows[0]).toMatch(/^STATE\s+CONC\s+REQUESTS\s+FAILED\s+REQ\/S\s+QUESTIONS\/S\s+INPUT TOK\/S\s+× CEILING\s+P50 MS\s+P95 MS\s+P99 MS$/);
-    expect(rows[1].split(/\s{2,}/)).toEqual(["new", "1", "10", "0", "2.50", "7.50", "1250", "1.67", "500", "1000", "1000"]);
-    expect(rows[2].split(/\s{2,}/)).toEqual(["new", "4", "12", "2", "5.00", "15.0", "2500", "2.50", "500", "1000", "1000"]);
-    expect(rows[3].split(/\s{2,}/)).toEqual(["same", "1", "10", "0", "10.0", "30.0", "5000", "3.33", "90.0", "140", "140"]);
+    expect(rows[0]).toMatch(/^STATE\s+CONC\s+REQUESTS\s+FAILED\s+429\s+REQ\/S\s+QUESTIONS\/S\s+INPUT TOK\/S\s+× CEILING\s+P50 MS\s+P95 MS\s+P99 MS$/);
+    expect(rows[1].split(/\s{2,}/)).toEqual(["new", "1", "10", "0", "0", "2.50", "7.50", "1250", "1.67", "500", "1000", "1000"]);
+    expect(rows[2].split(/\s{2,}/)).toEqual(["new", "4", "12", "2", "2", "5.00", "15.0", "2500", "2.50", "500", "1000", "1000"]);
+    expect(rows[3].split(/\s{2,}/)).toEqual(["same", "1", "10", "0", "0", "10.0", "30.0", "5000", "3.33", "90.0", "140", "140"]);
     expect(text).toContain("ceiling: 1000 tokens/s");
     expect(text).toContain("prefix reuse (concurrency 1): p50 90.0 ms when the state repeats vs 500 ms when it is new: 82% less, 4.00× the requests/s");
     expect(text).toContain("failed (new state, concurrency 4): 429×2; 429: rate_limited");
+    expect(text, "no rate-limit check, no warning").not.toContain("WARNING");
+  });
+
+  it("sorts failures into 429, other 4xx, 5xx, network and other, in the JSON and as columns of the kinds that happened", () => {
+    const errors = { "429": 3, "404": 1, "413": 2, "502": 4, "503": 1, network: 5, "bad-200": 1, "301": 1 };
+    const failing = buildReport({
+      ...input,
+      phases: [
+        { spec: { concurrency: 1, sameState: false }, result: load({}) },
+        { spec: { concurrency: 2, sameState: false }, result: load({ sent: 28, answered: 10, errors }) },
+      ],
+    });
+    expect(failing.phases[0].failures).toEqual({ "429": 0, "4xx": 0, "5xx": 0, network: 0, other: 0 });
+    expect(failing.phases[1].failures).toEqual({ "429": 3, "4xx": 3, "5xx": 5, network: 5, other: 2 });
+    const rows = formatReport(failing).split("\n").map((row) => row.split(/\s{2,}/));
+    expect(rows[0].slice(0, 10)).toEqual(["STATE", "CONC", "REQUESTS", "FAILED", "429", "4XX", "5XX", "NETWORK", "OTHER", "REQ/S"]);
+    expect(rows[1].slice(2, 9)).toEqual(["10", "0", "0", "0", "0", "0", "0"]);
+    expect(rows[2].slice(2, 9)).toEqual(["28", "18", "3", "3", "5", "5", "2"]);
+    const server = buildReport({
+      ...input,
+      phases: [{ spec: { concurrency: 1, sameState: false }, result: load({ sent: 11, errors: { "500": 1 } }) }],
+    });
+    expect(formatReport(server).split("\n")[0]).toMatch(/^STATE\s+CONC\s+REQUESTS\s+FAILED\s+5XX\s+REQ\/S/);
+  });
+
+  it("keeps the rate-limit check in the JSON and warns above the table's notes when the limit was below the load", () => {
+    const below = { limit: 5, remaining: 4, offeredPerMinute: 38, below: true };
+    const limited = buildReport({ ...input, rateLimit: below });
+    expect(limited.rateLimit).toEqual(below);
+    expect(formatReport(limited).split("\n")[5]).toBe(
+      "WARNING: rate limit of 5 requests per minute on this key, below the 38 or more this run sends in a minute: " +
+        "these figures measure the limit as much as the server",
+    );
+    const above = buildReport({ ...input, rateLimit: { ...below, limit: 1000, below: false } });
+    expect(above.rateLimit).toMatchObject({ limit: 1000, below: false });
+    expect(formatReport(above)).not.toContain("WARNING");
+    expect(report.rateLimit, "a server without the headers").toBeNull();
   });
 });

@@ -1,6 +1,7 @@
 /** The benchmark's results: the JSON report (`--json`) and its table. */
 import path from "node:path";
 import type { Limit, LoadResult } from "./load.js";
+import type { RateLimitCheck } from "./rate-limit.js";
 import type { RequestShape } from "./requests.js";
 import { median, ratio, saving, summarizeLatencies, throughput, type LatencySummary } from "./stats.js";
 
@@ -16,6 +17,8 @@ export interface PhaseReport extends PhaseSpec {
   requests: number;
   answered: number;
   failed: number;
+  /** The failures by kind, as the table's columns: they add up to `failed`. */
+  failures: Failures;
   errors: Record<string, number>;
   errorSamples: string[];
   seconds: number;
@@ -32,6 +35,17 @@ export interface PhaseReport extends PhaseSpec {
   clientCpuMsPerRequest: number | null;
   /** Client CPU time / wall time: near 1 would mean the client, not the server, is the limit. */
   clientCpuShare: number;
+}
+
+export interface Failures {
+  "429": number;
+  /** Other 4xx. */
+  "4xx": number;
+  "5xx": number;
+  /** No response: refused, reset, timed out. */
+  network: number;
+  /** Any other answer that is not a usable 200: a 200 without usage.input_tokens, a redirect. */
+  other: number;
 }
 
 export interface CeilingReport {
@@ -53,6 +67,8 @@ export interface BenchReport {
     modelPath: string | null; ceilingReads: number; reuse: boolean; states: number | null;
   };
   state: { targetTokens: number; words: number; tokensPerWord: number; measuredBy: "tokenizer" | "server" };
+  /** The key's limit from the first answer's headers, against a low estimate of the run's load; null when not sent. */
+  rateLimit: RateLimitCheck | null;
   phases: PhaseReport[];
   ceiling: CeilingReport | null;
   ceilingNote: string | null;
@@ -78,6 +94,7 @@ export interface ReportInput {
   model: string | undefined;
   calibration: { tokensPerWord: number; by: "tokenizer" | "server"; words: number };
   phases: { spec: PhaseSpec; result: LoadResult }[];
+  rateLimit?: RateLimitCheck;
   ceiling?: { modelPath: string; threads: number; tokensPerRead: number; samples: number[][] };
 }
 
@@ -103,6 +120,7 @@ export function buildReport(input: ReportInput): BenchReport {
       targetTokens: settings.shape.stateTokens, words: input.calibration.words,
       tokensPerWord: input.calibration.tokensPerWord, measuredBy: input.calibration.by,
     },
+    rateLimit: input.rateLimit ?? null,
     phases,
     ceiling: input.ceiling && ceilingSpeeds ? {
       modelPath: input.ceiling.modelPath, threads: input.ceiling.threads, tokensPerRead: input.ceiling.tokensPerRead,
@@ -122,6 +140,7 @@ export function phaseReport(spec: PhaseSpec, result: LoadResult, ceilingTokensPe
     requests: result.sent,
     answered: result.answered,
     failed: result.sent - result.answered,
+    failures: failuresOf(result.errors),
     errors: result.errors,
     errorSamples: result.errorSamples,
     seconds,
@@ -135,6 +154,15 @@ export function phaseReport(spec: PhaseSpec, result: LoadResult, ceilingTokensPe
     clientCpuMsPerRequest: ratio(result.clientCpuMs, result.sent),
     clientCpuShare: result.clientCpuMs / result.elapsedMs,
   };
+}
+
+function failuresOf(errors: Record<string, number>): Failures {
+  const failures: Failures = { "429": 0, "4xx": 0, "5xx": 0, network: 0, other: 0 };
+  for (const [key, n] of Object.entries(errors)) {
+    const kind = key === "429" || key === "network" ? key : /^4\d\d$/.test(key) ? "4xx" : /^5\d\d$/.test(key) ? "5xx" : "other";
+    failures[kind] += n;
+  }
+  return failures;
 }
 
 /** Why there is no ceiling, or a warning when it may not be the server's model. */

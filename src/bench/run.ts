@@ -6,8 +6,9 @@
  */
 import type { Token } from "node-llama-cpp";
 import { createBenchClient, type BenchClient } from "./http-client.js";
-import { runLoad, type Limit, type LoadResult, type Progress } from "./load.js";
+import { runLoad, type Limit, type LoadResult, type Outcome, type Progress } from "./load.js";
 import { deriveSeed, mulberry32 } from "./random.js";
+import { checkRateLimit, describeRateLimit, type RateLimitCheck } from "./rate-limit.js";
 import { median } from "./stats.js";
 import { buildReport, type BenchReport, type PhaseSpec } from "./report.js";
 import {
@@ -38,6 +39,8 @@ export interface BenchSettings {
   reuse: boolean;
   /** Adds a phase whose requests take this many states in turn, to show how many states the server keeps cached. */
   states?: number;
+  /** Runs even when the key's rate limit is below the load, instead of stopping before the phases. */
+  allowRateLimit?: boolean;
 }
 
 export interface BenchHooks {
@@ -59,7 +62,10 @@ export async function runBench(settings: BenchSettings, hooks: BenchHooks = {}):
   let reader: RawReader | undefined;
   try {
     log(`probing ${settings.url}`);
-    const first = await probe(client, settings, HEURISTIC_TOKENS_PER_WORD, false);
+    let rateLimit: RateLimitCheck | undefined;
+    const first = await probe(client, settings, HEURISTIC_TOKENS_PER_WORD, false, 0, (outcome) => {
+      rateLimit = rateLimitFirst(outcome, settings, log);
+    });
     if (settings.modelPath) {
       const { openRawReader } = await import("./ceiling.js");
       log(`loading ${settings.modelPath} for the raw reading ceiling`);
@@ -78,6 +84,7 @@ export async function runBench(settings: BenchSettings, hooks: BenchHooks = {}):
       model: phases.find((p) => p.result.model)?.result.model ?? first.model,
       calibration: { ...calibration, words },
       phases,
+      rateLimit,
       ceiling: reader && ceiling
         ? { modelPath: reader.modelPath, threads: reader.threads, tokensPerRead: ceiling.tokens.length, samples: ceiling.samples }
         : undefined,
@@ -88,12 +95,29 @@ export async function runBench(settings: BenchSettings, hooks: BenchHooks = {}):
   }
 }
 
+/** Checks the key's rate limit against the run's load on the first answer, before any retry waits for it. */
+function rateLimitFirst(outcome: Outcome, settings: BenchSettings, log: (line: string) => void): RateLimitCheck | undefined {
+  if (!outcome.rateLimit) return undefined;
+  const probes = 1 + (settings.modelPath ? CEILING_PROBES : 1);
+  const phases = phaseSpecs(settings).map((spec) => ({ concurrency: spec.concurrency, warmup: warmupOf(settings, spec) }));
+  const check = checkRateLimit(outcome.rateLimit, { probes, phases, limit: settings.limit }, outcome.latencyMs);
+  if (check.below && !settings.allowRateLimit) throw new BenchError(describeRateLimit(check, false));
+  log(check.below
+    ? describeRateLimit(check, true)
+    : `rate limit: ${check.limit} requests per minute on this key, above the ${check.offeredPerMinute} or more this run sends in a minute`);
+  return check;
+}
+
 /** One request outside any phase: fails fast, with the server's reason, when nothing can work. */
-async function probe(client: BenchClient, settings: BenchSettings, tokensPerWord: number, emptyState: boolean, variant = 0) {
+async function probe(
+  client: BenchClient, settings: BenchSettings, tokensPerWord: number, emptyState: boolean, variant = 0,
+  onFirstAnswer?: (outcome: Outcome) => void,
+) {
   const request = createRequestGenerator(settings.shape, { seed: deriveSeed(settings.seed, 0x9b0b + variant), tokensPerWord })();
   // The same questions either way, so only the state's tokens differ.
   if (emptyState) request.body = JSON.stringify({ ...JSON.parse(request.body), state: "" });
   let outcome = await client.send(request);
+  onFirstAnswer?.(outcome);
   for (let retry = 0; outcome.status === 429 && retry < PROBE_RETRIES_AFTER_429; retry++) {
     await new Promise((resolve) => setTimeout(resolve, outcome.retryAfterMs));
     outcome = await client.send(request);
@@ -148,16 +172,13 @@ async function runPhases(
   client: BenchClient, settings: BenchSettings, tokensPerWord: number, ceiling: CeilingSampler | undefined, hooks: BenchHooks,
 ) {
   const log = hooks.log ?? (() => undefined);
-  const specs: PhaseSpec[] = settings.concurrency.map((concurrency) => ({ concurrency, sameState: false }));
-  if (settings.reuse) specs.push({ concurrency: settings.concurrency[0], sameState: true });
-  if (settings.states) specs.push({ concurrency: settings.concurrency[0], sameState: false, states: settings.states });
+  const specs = phaseSpecs(settings);
   const phases: { spec: PhaseSpec; result: LoadResult }[] = [];
   for (const [index, spec] of specs.entries()) {
     const next = createRequestGenerator(settings.shape, {
       seed: deriveSeed(settings.seed, index + 1), tokensPerWord, sameState: spec.sameState, states: spec.states,
     });
-    // By default the interleaved phase first reads each of its states once: it measures a warm cache.
-    const warmup = settings.warmup ?? Math.max(spec.concurrency, spec.states ?? 0);
+    const warmup = warmupOf(settings, spec);
     if (warmup > 0) await runLoad({ send: client.send, next, concurrency: Math.min(spec.concurrency, warmup), limit: { requests: warmup } });
     await ceiling?.sample();
     const state = spec.states
@@ -173,6 +194,18 @@ async function runPhases(
   }
   await ceiling?.sample();
   return phases;
+}
+
+function phaseSpecs(settings: BenchSettings): PhaseSpec[] {
+  const specs: PhaseSpec[] = settings.concurrency.map((concurrency) => ({ concurrency, sameState: false }));
+  if (settings.reuse) specs.push({ concurrency: settings.concurrency[0], sameState: true });
+  if (settings.states) specs.push({ concurrency: settings.concurrency[0], sameState: false, states: settings.states });
+  return specs;
+}
+
+/** By default the interleaved phase first reads each of its states once: it measures a warm cache. */
+function warmupOf(settings: BenchSettings, spec: PhaseSpec): number {
+  return settings.warmup ?? Math.max(spec.concurrency, spec.states ?? 0);
 }
 
 function describeLimit(limit: Limit): string {

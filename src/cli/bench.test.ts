@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BenchReport } from "../bench/report.js";
 import { tinyFixturePath } from "../testing/fixture.js";
-import { startTestServer, type TestServer } from "../testing/server.js";
+import { addTestAccount, startTestServer, type TestServer } from "../testing/server.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("JUDGE_")));
@@ -51,6 +51,9 @@ describe("judge bench against the real server on the tiny fixture model", () => 
     const report = JSON.parse(run.stdout) as BenchReport;
 
     expect(report.model).toBe("tiny-seed1");
+    expect(report.rateLimit, "the test plan's limit is far above the load").toMatchObject({ limit: 1_000_000, below: false });
+    expect(run.stderr).toMatch(/rate limit: 1000000 requests per minute on this key, above the \d+ or more/);
+    expect(run.stderr).not.toContain("WARNING");
     expect(report.state).toMatchObject({ targetTokens: 120, measuredBy: "tokenizer" });
     expect(report.phases.map((p) => [p.sameState, p.concurrency])).toEqual([[false, 1], [false, 3], [true, 1]]);
     for (const phase of report.phases) {
@@ -89,31 +92,74 @@ describe("judge bench against the real server on the tiny fixture model", () => 
     expect(run.stdout).toContain("no ceiling measured: pass --model");
   });
 
-  it("counts 429s as failures, out of the latencies, and waits no longer than the phase for Retry-After", async () => {
-    const limited = await startTestServer({ plan: { requestsPerMinute: 5 } });
-    try {
-      const started = performance.now();
-      const run = await judge(
-        "bench", "--url", limited.url, "--key", limited.key, "--json", "--concurrency", "1", "--duration", "1500ms",
-        "--warmup", "0", "--no-reuse", "--state-tokens", "40",
-      );
-      expect(run.status, JSON.stringify(run)).toBe(0);
-      const [phase] = (JSON.parse(run.stdout) as BenchReport).phases;
-      expect(phase.failed, JSON.stringify(phase)).toBeGreaterThan(0);
-      expect(Object.keys(phase.errors)).toEqual(["429"]);
-      expect(phase.answered + phase.failed).toBe(phase.requests);
-      expect(phase.latencyMs?.p50 ?? null).toEqual(phase.answered > 0 ? expect.any(Number) : null);
-      // A per-minute limit asks for up to 60 s; the phase still ends on time.
-      expect(phase.seconds).toBeLessThan(5);
-      expect(performance.now() - started).toBeLessThan(30_000);
-    } finally {
-      await limited.close();
-    }
-  });
-
   it("stops with one line naming the server's refusal when the key is wrong", async () => {
     const run = await judge("bench", "--url", server.url, "--key", "tjs_wrong", "--requests", "2");
     expect(run.status, JSON.stringify(run)).toBe(1);
     expect(run.stderr).toMatch(/judge: the server at http:\/\/127\.0\.0\.1:\d+ answered 401 \(invalid_api_key\)\n$/);
+  });
+});
+
+describe("judge bench against a key whose plan allows 5 requests per minute", () => {
+  let limited: TestServer;
+  /** A new account per test: each gets a limit of its own. */
+  const limitedKey = async () => (await addTestAccount(limited.services, { plan: { requestsPerMinute: 5 } })).key;
+  const systemOneRequests = () =>
+    limited.logLines.map((line) => JSON.parse(line)).filter((l) => l.message === "request" && l.path === "/v1/systemone").length;
+  beforeAll(async () => {
+    limited = await startTestServer({ plan: { requestsPerMinute: 5 } });
+  });
+  afterAll(async () => {
+    await limited?.close();
+  });
+
+  it("stops after the first request, naming the limit and the way out, when the run would send more in a minute", async () => {
+    const before = systemOneRequests();
+    // 2 probes, 1 warm-up and 4 measured: 7 requests, more than 5.
+    const run = await judge("bench", "--url", limited.url, "--key", await limitedKey(), "--concurrency", "1", "--requests", "4", "--no-reuse");
+    expect(run.status, JSON.stringify(run)).toBe(1);
+    expect(run.stdout, JSON.stringify(run)).toBe("");
+    const lines = run.stderr.trimEnd().split("\n");
+    expect(lines.at(-1), JSON.stringify(run)).toMatch(
+      /^judge: this key's plan allows 5 requests per minute and this run would send at least 7 in a minute: .* \(e\.g\. judge plans create --name bench --rpm 1000000 .* or pass --allow-rate-limit to measure anyway$/,
+    );
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+    expect(systemOneRequests() - before, "only the first request was sent").toBe(1);
+  });
+
+  it("goes on with --allow-rate-limit, warning, and counts the 429s in the table's own column", async () => {
+    const run = await judge(
+      "bench", "--url", limited.url, "--key", await limitedKey(), "--allow-rate-limit", "--concurrency", "1", "--duration", "1500ms",
+      "--warmup", "0", "--no-reuse", "--state-tokens", "40",
+    );
+    expect(run.status, JSON.stringify(run)).toBe(0);
+    expect(run.stderr).toMatch(/\nWARNING: this key's plan allows 5 requests per minute and this run would send at least \d+ in a minute: .*--allow-rate-limit/);
+    const lines = run.stdout.split("\n");
+    expect(lines[0], run.stdout).toMatch(/^STATE\s+CONC\s+REQUESTS\s+FAILED\s+429\s+REQ\/S/);
+    const [state, concurrency, requests, failed, rateLimited] = lines[1].split(/\s{2,}/);
+    expect([state, concurrency], run.stdout).toEqual(["new", "1"]);
+    expect(Number(failed), run.stdout).toBeGreaterThan(0);
+    expect(rateLimited, run.stdout).toBe(failed);
+    expect(Number(requests)).toBeGreaterThan(Number(failed));
+    expect(run.stdout).toContain("WARNING: rate limit of 5 requests per minute on this key, below the");
+  });
+
+  it("counts 429s as failures, out of the latencies, and waits no longer than the phase for Retry-After", async () => {
+    const started = performance.now();
+    const run = await judge(
+      "bench", "--url", limited.url, "--key", await limitedKey(), "--json", "--allow-rate-limit", "--concurrency", "1",
+      "--duration", "1500ms", "--warmup", "0", "--no-reuse", "--state-tokens", "40",
+    );
+    expect(run.status, JSON.stringify(run)).toBe(0);
+    const report = JSON.parse(run.stdout) as BenchReport;
+    expect(report.rateLimit, run.stdout).toMatchObject({ limit: 5, below: true });
+    const [phase] = report.phases;
+    expect(phase.failed, JSON.stringify(phase)).toBeGreaterThan(0);
+    expect(Object.keys(phase.errors)).toEqual(["429"]);
+    expect(phase.failures).toEqual({ "429": phase.failed, "4xx": 0, "5xx": 0, network: 0, other: 0 });
+    expect(phase.answered + phase.failed).toBe(phase.requests);
+    expect(phase.latencyMs?.p50 ?? null).toEqual(phase.answered > 0 ? expect.any(Number) : null);
+    // A per-minute limit asks for up to 60 s; the phase still ends on time.
+    expect(phase.seconds).toBeLessThan(5);
+    expect(performance.now() - started).toBeLessThan(30_000);
   });
 });

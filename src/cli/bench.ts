@@ -23,6 +23,7 @@ interface BenchOptions {
   ceilingReads: number;
   reuse: boolean;
   states?: number;
+  allowRateLimit?: boolean;
 }
 
 const DEFAULT_DURATION_MS = 10_000;
@@ -61,6 +62,7 @@ export function registerBenchCommand(program: Command): void {
       "add a phase whose requests take K states in turn (tenants interleaving states); run it against JUDGE_SLOTS=1 and K to see what slots save",
       arg((v) => parseInteger(v, 2, 1024)),
     )
+    .option("--allow-rate-limit", "run even when the key's requests per minute are below the load (the figures then measure the limit)")
     .action(async (options: BenchOptions, command: Command) => {
       const settings = toSettings(options);
       const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -92,6 +94,7 @@ function toSettings(options: BenchOptions): BenchSettings {
     ceilingReads: options.ceilingReads,
     reuse: options.reuse,
     states: options.states,
+    allowRateLimit: options.allowRateLimit ?? false,
   };
 }
 
