@@ -106,7 +106,9 @@ function reportFailure(error: unknown): void {
   if (error instanceof DatabaseMissingError) {
     process.stderr.write(`judge: ${oneLine(error.message)}; check --db or JUDGE_DB (and JUDGE_DB_SCHEMA), or pass --create to create it\n`);
   } else if (error instanceof CliError || isStoreError(error)) {
-    process.stderr.write(`judge: ${oneLine(error.message)}\n`);
+    // Bad settings are one line; a dataset's problems stay one line per problem.
+    const message = /^Invalid configuration/.test(error.message) ? oneLine(error.message) : error.message;
+    process.stderr.write(`judge: ${message}\n`);
   } else {
     process.stderr.write(`judge: unexpected error\n${error instanceof Error ? error.stack : String(error)}\n`);
   }

@@ -129,7 +129,10 @@ describe("a server without an admin token", () => {
     for (const path of ["/console", "/console/main.js"]) {
       const response = await call(adminOff.url, path);
       expectErrorResponse(response, 404, "not_found");
-      expect(response.text, show(response)).toBe(JSON.stringify({ error: `no route for GET ${path}`, code: "not_found" }));
+      const error = `no route for GET ${path}`;
+      expect(response.text, show(response)).toBe(
+        JSON.stringify({ error, code: "not_found", detail: { error_type: "not_found_error", message: error } }),
+      );
     }
   });
 });
