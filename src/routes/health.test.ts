@@ -39,7 +39,12 @@ describe("GET /health", () => {
     const response = await call(server.url, "/health");
     expect(response.status, show(response)).toBe(200);
     expect(response.headers.get("content-type") ?? "", show(response)).toMatch(/^application\/json/);
-    expect(response.json, show(response)).toEqual({ status: "ok", model: server.engine.modelId, upstream: "ok" });
+    expect(response.json, show(response)).toEqual({
+      status: "ok",
+      model: server.engine.modelId,
+      upstream: "ok",
+      engine: { kind: "llama", backend: "cpu", slots: 1 },
+    });
     expectRequestId(response);
   });
 

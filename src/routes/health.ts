@@ -5,8 +5,16 @@ import type { HealthService, PartHealth } from "../services/health.js";
 import { errorBody } from "../errors.js";
 import { errorDetail, requestIdHeader } from "./shared.schema.js";
 
+const Engine = z
+  .object({
+    kind: z.enum(["llama", "llama-server", "vllm", "sglang", "systemone"]).openapi({ description: "JUDGE_ENGINE." }),
+    backend: z.string().openapi({ description: "In-process: cpu, cuda, vulkan or metal; remote: the server's URL (no credentials)." }),
+    slots: z.number().int().optional().openapi({ description: "States kept cached at once, where this service chooses." }),
+  })
+  .openapi("Engine", { description: "Which engine reads the probabilities, on what." });
+
 const Health = z
-  .object({ status: z.literal("ok"), model: z.string(), upstream: z.literal("ok") })
+  .object({ status: z.literal("ok"), model: z.string(), upstream: z.literal("ok"), engine: Engine })
   .openapi("Health");
 
 const Part = z.object({
@@ -24,6 +32,7 @@ const Unhealthy = z
       description: "loading: the model is still loading; failed: the model failed to load; unavailable: the database or Redis cannot be reached.",
     }),
     model: z.string(),
+    engine: Engine,
     parts: z
       .object({ model: Part, database: Part, rate_limiter: Part.optional() })
       .openapi({ description: "Each part asked now; rate_limiter appears when Redis counts the rate limits." }),
@@ -50,12 +59,13 @@ export function registerHealth(app: App, deps: { engine: JudgmentEngine; health:
         ? { name: engine.modelId, ok: true }
         : { name: engine.modelId, ok: false, detail: status.state === "loading" ? `the model is loading: ${status.detail}` : status.detail };
     const down = [model, database, rateLimiter].filter((part): part is PartHealth => part !== undefined && !part.ok);
-    if (down.length === 0) return c.json({ status: "ok" as const, model: engine.modelId, upstream: "ok" as const }, 200);
+    const described = { ...engine.description };
+    if (down.length === 0) return c.json({ status: "ok" as const, model: engine.modelId, upstream: "ok" as const, engine: described }, 200);
     const error = down.map((part) => (part === model ? part.detail! : `${part.name} is unavailable: ${part.detail}`)).join("; ");
     const state = status.state === "ready" ? "unavailable" : status.state;
     const parts = rateLimiter ? { model, database, rate_limiter: rateLimiter } : { model, database };
     // An error body like every other (with the hosted service's detail), plus what is down.
     const body = { ...errorBody("service_unavailable", error), code: "service_unavailable" as const };
-    return c.json({ ...body, status: state, model: engine.modelId, parts }, 503);
+    return c.json({ ...body, status: state, model: engine.modelId, engine: described, parts }, 503);
   });
 }
