@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # The system packages and services the tests need beyond npm: a running PostgreSQL and Redis
-# (scripts/start-test-services.sh), and Debian's Chromium, which the console's end-to-end test
-# drives through playwright-core (which ships no browser of its own).
+# (scripts/start-test-services.sh), Debian's Chromium, which the console's end-to-end test
+# drives through playwright-core (which ships no browser of its own), and cmake and g++, with
+# which `npm test` builds llama-server once (scripts/build-llama-server.sh).
 set -euo pipefail
 "$(dirname "$0")/start-test-services.sh"
-if command -v chromium >/dev/null; then exit 0; fi
+missing=()
+command -v chromium >/dev/null || missing+=(chromium)
+command -v cmake >/dev/null || missing+=(cmake)
+command -v g++ >/dev/null || missing+=(g++)
+if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
 sudo=""
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then sudo="sudo"; fi
 $sudo apt-get update
-$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
