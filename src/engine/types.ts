@@ -66,15 +66,19 @@ export interface EngineResult {
   timingMs: number;
 }
 
-/** The request does not fit the model's context or the per-request token budget (a 400). */
-export class BudgetError extends Error {
-  override name = "BudgetError";
-  /** The question (index in prompt order) that does not fit, when one question is the cause. */
+/** A request refused while preparing, because of one of its questions or of the whole request (a 400). */
+abstract class PreparationRefusal extends Error {
+  /** The question (index in prompt order) at fault, when one question is the cause. */
   readonly questionIndex?: number;
   constructor(message: string, questionIndex?: number) {
     super(message);
     this.questionIndex = questionIndex;
   }
+}
+
+/** The request does not fit the model's context or the per-request token budget (a 400). */
+export class BudgetError extends PreparationRefusal {
+  override name = "BudgetError";
 }
 
 /**
@@ -83,14 +87,8 @@ export class BudgetError extends Error {
  * been sent upstream or held. Not a BudgetError: the client can fix it only by splitting the
  * request, not by shortening text, and the code says which limit it met.
  */
-export class UpstreamLimitError extends Error {
+export class UpstreamLimitError extends PreparationRefusal {
   override name = "UpstreamLimitError";
-  /** The question (index in prompt order) over a limit, when one question is the cause. */
-  readonly questionIndex?: number;
-  constructor(message: string, questionIndex?: number) {
-    super(message);
-    this.questionIndex = questionIndex;
-  }
 }
 
 /** The model is not loaded (yet), failed to load, or its server cannot be reached (a 502). */

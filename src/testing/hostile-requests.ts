@@ -5,19 +5,12 @@
  * Idempotency-Key, route), however plausible the rest of it is.
  */
 
+import { mulberry32 } from "../bench/random.js";
+
 export type Random = () => number;
 
-/** mulberry32: small, fast, and the same sequence for the same seed on every machine. */
-export function seededRandom(seed: number): Random {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The bench's mulberry32: the same sequence for the same seed on every machine. */
+export const seededRandom: (seed: number) => Random = mulberry32;
 
 export interface HostileRequest {
   /** What makes it wrong, for the failure message. */
