@@ -13,7 +13,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -24,6 +23,7 @@ import type { Outcome } from "../src/bench/load.js";
 import { createRequestGenerator } from "../src/bench/requests.js";
 import { parseExposition, sampleValue, type Sample } from "../src/testing/prometheus.js";
 import { tinyFixturePath } from "../src/testing/fixture.js";
+import { freePort } from "../src/testing/instances.js";
 
 const { values } = parseArgs({
   options: {
@@ -236,16 +236,6 @@ async function scrapeUrl(url: string, headers: Record<string, string>): Promise<
   return parseExposition(await response.text());
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
 
 /** Least-squares slope of `key` against time, per minute. */
 function slopePerMinute(points: { at: number; rss: number; heap: number }[], key: "rss" | "heap"): number {

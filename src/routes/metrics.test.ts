@@ -1,4 +1,3 @@
-import { createServer } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +6,7 @@ import { parseConfig } from "../config.js";
 import { start } from "../main.js";
 import { adminCall, TINY_JUDGMENT } from "../testing/admin-client.js";
 import { hangingEngine } from "../testing/hanging-engine.js";
+import { freePort } from "../testing/instances.js";
 import { call, postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
 import { parseExposition, sampleValue, type Sample } from "../testing/prometheus.js";
 import { addTestAccount, readyTinyEngine, startTestServer, TEST_ADMIN_TOKEN, type TestServer } from "../testing/server.js";
@@ -181,13 +181,3 @@ describe("JUDGE_METRICS_PORT", () => {
   });
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}

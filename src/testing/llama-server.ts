@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import net from "node:net";
+import { freePort } from "./instances.js";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -106,15 +106,3 @@ async function waitHealthy(url: string, child: ChildProcess, output: () => strin
   throw new Error(`llama-server at ${url} was not healthy within 60 s:\n${output()}`);
 }
 
-/** A port nothing listens on right now (the OS picks it; the server binds it a moment later). */
-export async function freePort(): Promise<number> {
-  const listener = net.createServer();
-  await new Promise<void>((resolve, reject) => {
-    listener.once("error", reject);
-    listener.listen(0, "127.0.0.1", () => resolve());
-  });
-  const address = listener.address();
-  await new Promise<void>((resolve) => listener.close(() => resolve()));
-  if (typeof address !== "object" || !address) throw new Error("no port");
-  return address.port;
-}

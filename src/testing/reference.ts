@@ -51,12 +51,27 @@ type LogSoftmax = (token: Token) => number;
  * Batches of 512 tokens, and of 513 when that leaves no token alone (hence the context's batch
  * size). One batch per evaluation would be simpler but runs 3× slower (attention over one huge batch).
  */
-const BATCH = 512;
+export const BATCH = 512;
 
 /** Clears the sequence, evaluates every token from scratch, returns the next-token log-softmax. */
 async function evaluateFresh(sequence: LlamaContextSequence, tokens: Token[]): Promise<LogSoftmax> {
   await sequence.eraseContextTokenRanges([{ start: 0, end: sequence.nextTokenIndex }]);
-  // Batches of 512 from the start, except that a last token left over joins the batch before it.
+  const next = await evaluateWithoutLoneToken(sequence, tokens);
+  if (!next) throw new Error("no logits");
+  let max = -Infinity;
+  for (const v of next.values()) max = Math.max(max, v);
+  let total = 0;
+  for (const v of next.values()) total += Math.exp(v - max);
+  const logNormaliser = max + Math.log(total);
+  return (token) => next.get(token)! - logNormaliser;
+}
+
+/**
+ * Appends `tokens` to what the sequence holds, in batches of `BATCH` from the start except that a
+ * last token left over joins the batch before it (on CPU a batch of one token gets other
+ * kernels), and returns the logits after the last one. Shared with the stand-in servers' oracle.
+ */
+export async function evaluateWithoutLoneToken(sequence: LlamaContextSequence, tokens: Token[]): Promise<Map<Token, number> | undefined> {
   const batches: Token[][] = [];
   for (let start = 0; start < tokens.length; start += BATCH) batches.push(tokens.slice(start, start + BATCH));
   if (batches.length > 1 && batches[batches.length - 1].length === 1) batches[batches.length - 2].push(batches.pop()![0]);
@@ -69,14 +84,7 @@ async function evaluateFresh(sequence: LlamaContextSequence, tokens: Token[]): P
     const output = await sequence.controlledEvaluate(input);
     if (last) logits = output[batch.length - 1]?.next.logits;
   }
-  const next = logits;
-  if (!next) throw new Error("no logits");
-  let max = -Infinity;
-  for (const v of next.values()) max = Math.max(max, v);
-  let total = 0;
-  for (const v of next.values()) total += Math.exp(v - max);
-  const logNormaliser = max + Math.log(total);
-  return (token) => next.get(token)! - logNormaliser;
+  return logits;
 }
 
 function memoise(fn: (tokens: Token[]) => Promise<LogSoftmax>): (tokens: Token[]) => Promise<LogSoftmax> {

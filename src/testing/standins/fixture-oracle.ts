@@ -1,11 +1,11 @@
 import {
   getLlama,
   LlamaLogLevel,
-  type ControlledEvaluateInputItem,
   type LlamaContextSequence,
   type LlamaModel,
   type Token,
 } from "node-llama-cpp";
+import { BATCH, evaluateWithoutLoneToken } from "../reference.js";
 
 /**
  * The numbers behind the stand-in servers: the real fixture model run by node-llama-cpp, as a
@@ -61,9 +61,6 @@ function vocabularySize(model: LlamaModel): number {
   return tokens.length;
 }
 
-/** Tokens per evaluation batch; the context takes one more, so a lone last token can join. */
-const BATCH = 512;
-
 async function nextLogits(sequence: LlamaContextSequence, tokens: Token[], vocabSize: number): Promise<Float64Array> {
   if (tokens.length === 0) throw new Error("no tokens to evaluate");
   const cached = sequence.contextTokens;
@@ -73,17 +70,7 @@ async function nextLogits(sequence: LlamaContextSequence, tokens: Token[], vocab
   // two tokens are evaluated again, and a lone last token joins the batch before it.
   keep = Math.max(0, Math.min(keep, tokens.length - 2));
   if (keep < sequence.nextTokenIndex) await sequence.eraseContextTokenRanges([{ start: keep, end: sequence.nextTokenIndex }]);
-  const batches: Token[][] = [];
-  for (let start = keep; start < tokens.length; start += BATCH) batches.push(tokens.slice(start, start + BATCH));
-  if (batches.length > 1 && batches[batches.length - 1].length === 1) batches[batches.length - 2].push(batches.pop()![0]);
-  let logits: Map<Token, number> | undefined;
-  for (const [index, batch] of batches.entries()) {
-    const input: ControlledEvaluateInputItem[] = batch.slice();
-    const last = index === batches.length - 1;
-    if (last) input[batch.length - 1] = [batch[batch.length - 1], { generateNext: { logits: true } }];
-    const output = await sequence.controlledEvaluate(input);
-    if (last) logits = output[batch.length - 1]?.next.logits;
-  }
+  const logits = await evaluateWithoutLoneToken(sequence, tokens.slice(keep));
   if (!logits) throw new Error("the model returned no logits");
   const out = new Float64Array(vocabSize).fill(-Infinity);
   for (const [token, value] of logits) out[token] = value;
