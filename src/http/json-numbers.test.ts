@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { renderValue } from "../judgment/render.js";
 import { hasNumberJsonChanges, withNumberTexts } from "./json-numbers.js";
-import { readJsonBody } from "./read-body.js";
+import { parseJson } from "./read-body.js";
 
 /** A state as the model reads it, from the bytes a client sent. */
 async function rendered(body: string): Promise<string> {
-  const { value } = await readJsonBody(new Request("http://test/", { method: "POST", body }));
+  const value = parseJson(new TextEncoder().encode(body));
   return renderValue((value as { state: unknown }).state);
 }
 

@@ -1,5 +1,8 @@
 import { createHash } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import type { Context } from "hono";
 import { ApiError } from "../errors.js";
+import { headerOf, nodeRequestOf } from "./incoming.js";
 import { withNumberTexts } from "./json-numbers.js";
 
 /** The spec's limit on a request body: 256 KB. */
@@ -22,11 +25,12 @@ export interface JsonBody {
  * Reads a JSON body, refusing it as soon as it passes `maxBytes`: at once from Content-Length,
  * and while streaming for chunked bodies, so an oversized body is never held in memory.
  */
-export async function readJsonBody(request: Request, maxBytes = MAX_BODY_BYTES): Promise<JsonBody> {
-  refuseEncoded(request);
-  const declared = Number(request.headers.get("content-length") ?? Number.NaN);
+export async function readJsonBody(c: Context, maxBytes = MAX_BODY_BYTES): Promise<JsonBody> {
+  refuseEncoded(headerOf(c, "content-encoding"));
+  const declared = Number(headerOf(c, "content-length") ?? Number.NaN);
   if (declared > maxBytes) throw tooLarge(maxBytes);
-  const bytes = await readAtMost(request, maxBytes);
+  const incoming = nodeRequestOf(c);
+  const bytes = incoming ? await readNodeBody(incoming, maxBytes) : await readAtMost(c.req.raw, maxBytes);
   return { value: parseJson(bytes), digest: createHash("sha256").update(bytes).digest("hex") };
 }
 
@@ -34,9 +38,8 @@ export async function readJsonBody(request: Request, maxBytes = MAX_BODY_BYTES):
  * A compressed body would otherwise fail as "not valid UTF-8", which sends the client looking in
  * the wrong place. Only identity is read; RFC 9110 says to answer 415 with Accept-Encoding.
  */
-function refuseEncoded(request: Request): void {
-  const encoding = request.headers.get("content-encoding");
-  if (encoding === null) return;
+function refuseEncoded(encoding: string | undefined): void {
+  if (encoding === undefined) return;
   const codings = encoding.split(",").map((coding) => coding.trim().toLowerCase());
   if (codings.every((coding) => coding === "identity" || coding === "")) return;
   throw new ApiError(
@@ -46,7 +49,8 @@ function refuseEncoded(request: Request): void {
   );
 }
 
-function parseJson(bytes: Uint8Array): unknown {
+/** The body's bytes as JSON, every number beside the text it was written as (json-numbers.ts). */
+export function parseJson(bytes: Uint8Array): unknown {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
@@ -80,6 +84,36 @@ export function nestingDepth(value: unknown, limit: number): number {
   return deepest;
 }
 
+/** The same as readAtMost, on Node's request stream. */
+function readNodeBody(incoming: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (settle: () => void) => {
+      incoming.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
+      settle();
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) return void chunks.push(chunk);
+      // The rest is left unread; the server drains (or closes) the connection after the 413.
+      incoming.pause();
+      finish(() => reject(tooLarge(maxBytes)));
+    };
+    const onEnd = () => finish(() => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    // The stream fails only with the connection: Node's "aborted" when the client leaves mid-body.
+    const onError = (error: NodeJS.ErrnoException) => finish(() => reject(error.code === "ECONNRESET" ? clientLeft() : error));
+    const onClose = () => finish(() => reject(clientLeft()));
+    if (incoming.readableEnded) return resolve(Buffer.alloc(0));
+    if (incoming.destroyed) return reject(clientLeft());
+    incoming.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
+  });
+}
+
+function clientLeft(): ApiError {
+  return new ApiError("client_closed_request", "the client closed the connection before sending the whole body");
+}
+
 async function readAtMost(request: Request, maxBytes: number): Promise<Uint8Array> {
   if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
@@ -89,7 +123,7 @@ async function readAtMost(request: Request, maxBytes: number): Promise<Uint8Arra
     const { done, value } = await reader.read().catch((error: unknown) => {
       // The stream fails only with the connection: Node's "aborted" when the client leaves mid-body.
       if ((error as NodeJS.ErrnoException)?.code !== "ECONNRESET") throw error;
-      throw new ApiError("client_closed_request", "the client closed the connection before sending the whole body");
+      throw clientLeft();
     });
     if (done) break;
     size += value.byteLength;

@@ -1,5 +1,5 @@
-import { randomBytes } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
+import { randomBytesNow } from "../store/random.js";
 import type { AppEnv } from "./context.js";
 
 /**
@@ -8,7 +8,7 @@ import type { AppEnv } from "./context.js";
  */
 export function requestId(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const id = `req_${randomBytes(12).toString("hex")}`;
+    const id = `req_${randomBytesNow(12).toString("hex")}`;
     c.set("requestId", id);
     c.header("x-request-id", id);
     c.header("x-typesafe-request-id", id);

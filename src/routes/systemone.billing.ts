@@ -4,6 +4,7 @@ import type { EngineResult, JudgmentEngine, PreparedJudgment } from "../engine/t
 import { RequestAbortedError } from "../engine/types.js";
 import { ApiError } from "../errors.js";
 import type { AppEnv } from "../http/context.js";
+import { deadline } from "../http/deadline.js";
 import type { BillingService, IdempotencyInput, Payer } from "../services/billing.js";
 import { InsufficientFundsError } from "../services/errors.js";
 import type { LimitsService } from "../services/limits.js";
@@ -97,13 +98,16 @@ export async function evaluateWithin(
   clientSignal: AbortSignal,
   timeoutMs: number,
 ): Promise<EngineResult> {
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const signal = AbortSignal.any([clientSignal, timeout]);
+  const step = deadline(clientSignal, timeoutMs);
+  const { signal } = step;
   const explain = () =>
-    timeout.aborted
+    step.timedOut
       ? new ApiError("model_timeout", `the model did not answer within ${timeoutMs} ms; nothing was charged`)
       : new RequestAbortedError("the client closed the request before it was answered");
-  if (signal.aborted) throw explain();
+  if (signal.aborted) {
+    step.dispose();
+    throw explain();
+  }
   const evaluation = engine.evaluate(prepared, signal);
   let onAbort!: () => void;
   const aborted = new Promise<never>((_, reject) => {
@@ -116,8 +120,9 @@ export async function evaluateWithin(
   try {
     return await Promise.race([evaluation, aborted]);
   } catch (error) {
-    throw error instanceof RequestAbortedError && timeout.aborted ? explain() : error;
+    throw error instanceof RequestAbortedError && step.timedOut ? explain() : error;
   } finally {
+    step.dispose();
     signal.removeEventListener("abort", onAbort);
   }
 }

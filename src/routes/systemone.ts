@@ -4,6 +4,7 @@ import { BudgetError, RequestAbortedError, UpstreamLimitError } from "../engine/
 import { ApiError } from "../errors.js";
 import { authenticate, type KeyAuthenticator } from "../http/authenticate.js";
 import type { App } from "../http/context.js";
+import { deadline } from "../http/deadline.js";
 import { readJsonBody } from "../http/read-body.js";
 import { buildAnswer, keyedLogits, type Temperatures } from "../judgment/answers.js";
 import { keyed } from "../judgment/keyed.js";
@@ -92,7 +93,7 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
     const caller = c.get("caller");
     const { accountId } = caller;
     const requestId = c.get("requestId");
-    const body = await readJsonBody(c.req.raw);
+    const body = await readJsonBody(c);
     const request = parseJudgmentRequest(body.value, deps);
     const idempotencyKey = idempotencyKeyOf(c);
     const ids = Object.keys(request.questions);
@@ -192,16 +193,18 @@ async function prepareOrExplain(
   clientSignal: AbortSignal,
   timeoutMs: number,
 ) {
-  const timeout = AbortSignal.timeout(timeoutMs);
+  const step = deadline(clientSignal, timeoutMs);
   try {
-    return await engine.prepare(buildPrompt(state, questions), AbortSignal.any([clientSignal, timeout]));
+    return await engine.prepare(buildPrompt(state, questions), step.signal);
   } catch (error) {
-    if (error instanceof RequestAbortedError && timeout.aborted && !clientSignal.aborted) {
+    if (error instanceof RequestAbortedError && step.timedOut) {
       throw new ApiError("model_timeout", `the model did not answer within ${timeoutMs} ms; nothing was charged`);
     }
     if (!(error instanceof BudgetError) && !(error instanceof UpstreamLimitError)) throw error;
     const which = error.questionIndex === undefined ? "" : `question ${JSON.stringify(ids[error.questionIndex])}: `;
     throw new ApiError(error instanceof UpstreamLimitError ? "over_upstream_limit" : "over_budget", which + error.message);
+  } finally {
+    step.dispose();
   }
 }
 

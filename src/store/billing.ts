@@ -1,4 +1,4 @@
-import { sql } from "kysely";
+import { billingStatements, type ReservationRow } from "./billing-statements.js";
 import type { Database, Queries } from "./database.js";
 import { newId } from "./random.js";
 import type { BillingRepository, BilledTo, HoldRequest, Reservation, ReserveOutcome, Standing } from "./types.js";
@@ -8,18 +8,6 @@ export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 /** Rate windows are forgotten this long after they start (the limiter's windows are a minute). */
 const RATE_WINDOW_RETENTION_MS = 10 * 60_000;
-
-interface ReservationRow {
-  id: string;
-  account_id: string;
-  billed_to: BilledTo;
-  questions: number;
-  input_tokens: number;
-  amount_micro: number;
-  period_start: number;
-  request_id: string;
-  expires_at: number;
-}
 
 const toReservation = (row: ReservationRow): Reservation => ({
   id: row.id,
@@ -60,15 +48,11 @@ function withChanged(standing: Standing, changed: { used?: number; reserved?: nu
   };
 }
 
+type Statements = ReturnType<typeof billingStatements>;
+
 /** The balance and the period's usage of one account, as headers report them. */
-async function readStanding(q: Queries, accountId: string, periodStart: number): Promise<Standing | undefined> {
-  const row = await q
-    .selectFrom("accounts as a")
-    .innerJoin("plans as p", "p.id", "a.plan_id")
-    .leftJoin("plan_usage as u", (join) => join.onRef("u.account_id", "=", "a.id").on("u.period_start", "=", periodStart))
-    .select(["a.balance_micro", "a.reserved_micro", "p.allowance_questions", "u.used", "u.reserved"])
-    .where("a.id", "=", accountId)
-    .executeTakeFirst();
+async function readStanding(st: Statements, q: Queries, accountId: string, periodStart: number): Promise<Standing | undefined> {
+  const [row] = await st.standing.all(q, [periodStart, accountId]);
   if (!row) return undefined;
   return {
     planUsed: (row.used ?? 0) + (row.reserved ?? 0),
@@ -85,28 +69,13 @@ async function readStanding(q: Queries, accountId: string, periodStart: number):
  */
 export function createBillingRepository(database: Database, now: () => number, reservationTtlMs: number): BillingRepository {
   const { db } = database;
+  const st = billingStatements(database);
 
   const holdOnPlan = async (trx: Queries, input: HoldRequest) => {
     const { accountId, periodStart, questions } = input;
-    await trx
-      .insertInto("plan_usage")
-      .values({ account_id: accountId, period_start: periodStart })
-      .onConflict((oc) => oc.columns(["account_id", "period_start"]).doNothing())
-      .execute();
-    // The allowance is read in the same statement as the debit, so a plan change cannot slip between them.
-    const allowance = trx
-      .selectFrom("accounts as a")
-      .innerJoin("plans as p", "p.id", "a.plan_id")
-      .select("p.allowance_questions")
-      .where("a.id", "=", accountId);
-    return trx
-      .updateTable("plan_usage")
-      .set({ reserved: sql`reserved + ${questions}` })
-      .where("account_id", "=", accountId)
-      .where("period_start", "=", periodStart)
-      .where(sql<number>`used + reserved + ${questions}`, "<=", allowance)
-      .returning(["used", "reserved"])
-      .executeTakeFirst();
+    await st.openPeriod.all(trx, [accountId, periodStart]);
+    const [changed] = await st.holdOnPlan.all(trx, [questions, accountId, periodStart, questions, accountId]);
+    return changed;
   };
 
   /** Who pays, and the row that paying changed (its lock now held until commit). */
@@ -114,13 +83,7 @@ export function createBillingRepository(database: Database, now: () => number, r
     const onPlan = input.allowanceMayPay === false ? undefined : await holdOnPlan(trx, input);
     if (onPlan) return { billedTo: "plan" as const, changed: onPlan };
     const { accountId, amountMicro } = input;
-    const onBalance = await trx
-      .updateTable("accounts")
-      .set({ reserved_micro: sql`reserved_micro + ${amountMicro}` })
-      .where("id", "=", accountId)
-      .where(sql<number>`balance_micro - reserved_micro`, ">=", amountMicro)
-      .returning(["balance_micro", "reserved_micro"])
-      .executeTakeFirst();
+    const [onBalance] = await st.holdOnBalance.all(trx, [amountMicro, accountId, amountMicro]);
     if (onBalance) return { billedTo: "balance" as const, changed: onBalance };
     throw new NothingCanPay();
   };
@@ -128,7 +91,7 @@ export function createBillingRepository(database: Database, now: () => number, r
   const reserve = async (input: HoldRequest): Promise<ReserveOutcome> => {
     try {
       return await database.transaction(async (trx) => {
-        const before = await readStanding(trx, input.accountId, input.periodStart);
+        const before = await readStanding(st, trx, input.accountId, input.periodStart);
         if (!before) return { ok: false, reason: "account_not_found" } as const;
         const { billedTo, changed } = await hold(trx, input);
         const at = now();
@@ -143,47 +106,33 @@ export function createBillingRepository(database: Database, now: () => number, r
           request_id: input.requestId,
           expires_at: at + reservationTtlMs,
         };
-        await trx.insertInto("reservations").values({ ...row, created_at: at }).execute();
+        const { id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at } = row;
+        await st.insertReservation.all(trx, [id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, at]);
         return { ok: true, reservation: toReservation(row), standing: withChanged(before, changed) } as const;
       });
     } catch (error) {
       if (!(error instanceof NothingCanPay)) throw error;
-      const standing = await readStanding(db, input.accountId, input.periodStart);
+      const standing = await readStanding(st, db, input.accountId, input.periodStart);
       if (!standing) return { ok: false, reason: "account_not_found" };
       return { ok: false, reason: "insufficient_funds", standing };
     }
   };
 
-  // Deleting is how settle, release and the sweeper agree: whichever deletes the row owns it.
-  const take = (trx: Queries, id: string) =>
-    trx.deleteFrom("reservations").where("id", "=", id).returningAll().executeTakeFirst() as Promise<ReservationRow | undefined>;
-
   const release = (reservationId: string) =>
     database.transaction(async (trx) => {
-      const row = await take(trx, reservationId);
+      const [row] = await st.take.all(trx, [reservationId]);
       if (!row) return false;
       const changed =
         row.billed_to === "plan"
-          ? await trx
-              .updateTable("plan_usage")
-              .set({ reserved: sql`reserved - ${row.questions}` })
-              .where("account_id", "=", row.account_id)
-              .where("period_start", "=", row.period_start)
-              .returning("account_id")
-              .execute()
-          : await trx
-              .updateTable("accounts")
-              .set({ reserved_micro: sql`reserved_micro - ${row.amount_micro}` })
-              .where("id", "=", row.account_id)
-              .returning("id")
-              .execute();
+          ? await st.releaseOnPlan.all(trx, [row.questions, row.account_id, row.period_start])
+          : await st.releaseOnBalance.all(trx, [row.amount_micro, row.account_id]);
       theOnly<unknown>(changed, "release");
       return true;
     });
 
   const settle: BillingRepository["settle"] = (reservation, idempotency, standingPeriodStart, charge) =>
     database.transaction(async (trx) => {
-      const row = await take(trx, reservation.id);
+      const [row] = await st.take.all(trx, [reservation.id]);
       if (!row) return undefined;
       // The hold is the ceiling: an actual charge can lower what is taken, never raise it.
       const amount = charge ? Math.min(charge.amountMicro, row.amount_micro) : row.amount_micro;
@@ -192,55 +141,18 @@ export function createBillingRepository(database: Database, now: () => number, r
       const plan = row.billed_to === "plan";
       const period = standingPeriodStart ?? row.period_start;
       // Everything that needs no lock on the account's or the period's row comes first.
-      const before = (await readStanding(trx, row.account_id, period))!;
-      await trx
-        .insertInto("ledger")
-        .values({
-          account_id: row.account_id,
-          at,
-          kind: plan ? "plan" : "charge",
-          amount_micro: -amount,
-          questions: row.questions,
-          input_tokens: tokens,
-          period_start: plan ? row.period_start : null,
-          request_id: row.request_id,
-        })
-        .execute();
+      const before = (await readStanding(st, trx, row.account_id, period))!;
+      const kind = plan ? "plan" : "charge";
+      await st.insertLedger.all(trx, [row.account_id, at, kind, -amount, row.questions, tokens, plan ? row.period_start : null, row.request_id]);
       const changed = plan
-        ? theOnly(
-            await trx
-              .updateTable("plan_usage")
-              .set({ reserved: sql`reserved - ${row.questions}`, used: sql`used + ${row.questions}` })
-              .where("account_id", "=", row.account_id)
-              .where("period_start", "=", row.period_start)
-              .returning(["used", "reserved"])
-              .execute(),
-            "settle",
-          )
-        : theOnly(
-            await trx
-              .updateTable("accounts")
-              .set({
-                reserved_micro: sql`reserved_micro - ${row.amount_micro}`,
-                balance_micro: sql`balance_micro - ${amount}`,
-              })
-              .where("id", "=", row.account_id)
-              .returning(["balance_micro", "reserved_micro"])
-              .execute(),
-            "settle",
-          );
+        ? theOnly(await st.chargePlan.all(trx, [row.questions, row.questions, row.account_id, row.period_start]), "settle")
+        : theOnly(await st.chargeBalance.all(trx, [row.amount_micro, amount, row.account_id]), "settle");
       // A hold settled after its period ended changed the old period's usage, not the one reported.
       const reported = plan && period !== row.period_start ? before : withChanged(before, changed);
       const result = { billedTo: row.billed_to, standing: reported };
       if (idempotency) {
-        await trx
-          .updateTable("idempotency_keys")
-          .set({ state: "done", response: JSON.stringify({ body: idempotency.body, ...result }), expires_at: at + IDEMPOTENCY_RETENTION_MS })
-          .where("account_id", "=", row.account_id)
-          .where("key", "=", idempotency.key)
-          .where("owner", "=", row.request_id)
-          .where("state", "=", "running")
-          .execute();
+        const response = JSON.stringify({ body: idempotency.body, ...result });
+        await st.completeIdempotencyKey.all(trx, [response, at + IDEMPOTENCY_RETENTION_MS, row.account_id, idempotency.key, row.request_id]);
       }
       return result;
     });
@@ -258,6 +170,6 @@ export function createBillingRepository(database: Database, now: () => number, r
       const windows = await db.deleteFrom("rate_windows").where("window_start", "<", at - RATE_WINDOW_RETENTION_MS).executeTakeFirst();
       return { reservations, idempotencyKeys: Number(keys.numDeletedRows), rateWindows: Number(windows.numDeletedRows) };
     },
-    standing: (accountId, periodStart) => readStanding(db, accountId, periodStart),
+    standing: (accountId, periodStart) => readStanding(st, db, accountId, periodStart),
   };
 }

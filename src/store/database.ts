@@ -5,6 +5,20 @@ export type Queries = Kysely<Tables>;
 export type DialectName = "sqlite" | "postgres";
 
 /**
+ * One statement of the request path, written once in plain SQL that both engines accept (`?`
+ * placeholders), prepared once and reused. Kysely builds and compiles a query anew on every call,
+ * which cost the gateway more CPU than SQLite spent running the statements; the few statements
+ * every request runs (key, rate window, hold, settle, idempotency) are written this way instead.
+ */
+export interface Statement<Row> {
+  /**
+   * Runs it on `q`: the database's own `db` (a statement of its own), or inside `transaction`
+   * the handle `work` was given. Integer columns read back as checked safe integers, as with `db`.
+   */
+  all(q: Queries, params: readonly unknown[]): Promise<Row[]>;
+}
+
+/**
  * One open database, SQLite or PostgreSQL. The repositories write their SQL once against
  * `db` (Kysely); what truly differs between the engines lives behind this interface, written
  * once per engine in sqlite.ts and postgres.ts: how a transaction starts, how a migration
@@ -21,6 +35,8 @@ export interface Database {
    * statement, so neither engine needs more isolation than that.
    */
   transaction<T>(work: (trx: Queries) => Promise<T>): Promise<T>;
+  /** `text` uses `?` for parameters and no `?` anywhere else (PostgreSQL numbers them). */
+  statement<Row>(text: string): Statement<Row>;
   /** A migration: takes the migration lock, then runs the script (several statements). */
   lockForMigration(trx: Queries): Promise<void>;
   runScript(trx: Queries, script: string): Promise<void>;

@@ -9,6 +9,21 @@ import type { IdempotencyClaim, IdempotencyRepository, StoredResponse } from "./
  */
 export function createIdempotencyRepository(database: Database, now: () => number, runningTtlMs: number): IdempotencyRepository {
   const { db } = database;
+  // A request with an Idempotency-Key runs these (plain SQL: see Statement in database.ts).
+  const insertOrTakeExpired = database.statement<{ owner: string }>(
+    `INSERT INTO idempotency_keys (account_id, "key", request_hash, owner, state, response, created_at, expires_at)
+     VALUES (?, ?, ?, ?, 'running', NULL, ?, ?)
+     ON CONFLICT (account_id, "key") DO UPDATE SET request_hash = excluded.request_hash, owner = excluded.owner,
+       state = excluded.state, response = excluded.response, created_at = excluded.created_at, expires_at = excluded.expires_at
+     WHERE idempotency_keys.expires_at <= ?
+     RETURNING owner`,
+  );
+  const find = database.statement<{ request_hash: string; state: "running" | "done"; response: string | null }>(
+    `SELECT request_hash, state, response FROM idempotency_keys WHERE account_id = ? AND "key" = ?`,
+  );
+  const forget = database.statement<never>(
+    `DELETE FROM idempotency_keys WHERE account_id = ? AND "key" = ? AND owner = ? AND state = 'running'`,
+  );
 
   /**
    * One statement decides who owns the key, on any number of instances: the insert wins when
@@ -16,57 +31,21 @@ export function createIdempotencyRepository(database: Database, now: () => numbe
    */
   async function claim(input: Parameters<IdempotencyRepository["claim"]>[0]): Promise<IdempotencyClaim> {
     const at = now();
-    const claimed = await db
-      .insertInto("idempotency_keys")
-      .values({
-        account_id: input.accountId,
-        key: input.key,
-        request_hash: input.requestHash,
-        owner: input.owner,
-        state: "running",
-        response: null,
-        created_at: at,
-        expires_at: at + runningTtlMs,
-      })
-      .onConflict((oc) =>
-        oc
-          .columns(["account_id", "key"])
-          .doUpdateSet((eb) => ({
-            request_hash: eb.ref("excluded.request_hash"),
-            owner: eb.ref("excluded.owner"),
-            state: eb.ref("excluded.state"),
-            response: eb.ref("excluded.response"),
-            created_at: eb.ref("excluded.created_at"),
-            expires_at: eb.ref("excluded.expires_at"),
-          }))
-          .where("idempotency_keys.expires_at", "<=", at),
-      )
-      .returning("owner")
-      .executeTakeFirst();
-    if (claimed?.owner === input.owner) return { kind: "claimed" };
-    const row = await db
-      .selectFrom("idempotency_keys")
-      .select(["request_hash", "state", "response", "expires_at"])
-      .where("account_id", "=", input.accountId)
-      .where("key", "=", input.key)
-      .executeTakeFirst();
+    const { accountId, key, requestHash, owner } = input;
+    const [claimed] = await insertOrTakeExpired.all(db, [accountId, key, requestHash, owner, at, at + runningTtlMs, at]);
+    if (claimed?.owner === owner) return { kind: "claimed" };
+    const [row] = await find.all(db, [accountId, key]);
     // Abandoned between the two statements: the key is free again.
     if (!row) return claim(input);
     if (row.state === "running") return { kind: "running" };
-    if (row.request_hash !== input.requestHash) return { kind: "mismatch" };
+    if (row.request_hash !== requestHash) return { kind: "mismatch" };
     return { kind: "replay", response: JSON.parse(row.response!) as StoredResponse };
   }
 
   return {
     claim,
     async abandon(input) {
-      await db
-        .deleteFrom("idempotency_keys")
-        .where("account_id", "=", input.accountId)
-        .where("key", "=", input.key)
-        .where("owner", "=", input.owner)
-        .where("state", "=", "running")
-        .execute();
+      await forget.all(db, [input.accountId, input.key, input.owner]);
     },
   };
 }

@@ -23,6 +23,18 @@ interface KeyRow {
   revoked_at: number | null;
 }
 
+interface AuthenticatedRow {
+  id: string;
+  account_id: string;
+  last_used_at: number | null;
+  revoked_at: number | null;
+  created_at: number;
+  plan_id: string;
+  requests_per_minute: number;
+  allowance_questions: number;
+  price_per_million: number;
+}
+
 const toRecord = (row: KeyRow): ApiKeyRecord => ({
   id: row.id,
   accountId: row.account_id,
@@ -35,6 +47,14 @@ const toRecord = (row: KeyRow): ApiKeyRecord => ({
 
 export function createKeysRepository(database: Database, now: () => number): KeysRepository {
   const { db } = database;
+  // Every request runs these two (plain SQL: see Statement in database.ts).
+  const findByHash = database.statement<AuthenticatedRow>(
+    `SELECT k.id, k.account_id, k.last_used_at, k.revoked_at, a.created_at, a.plan_id,
+            p.requests_per_minute, p.allowance_questions, p.price_per_million
+     FROM api_keys AS k JOIN accounts AS a ON a.id = k.account_id JOIN plans AS p ON p.id = a.plan_id
+     WHERE k.hash = ?`,
+  );
+  const touch = database.statement<never>(`UPDATE api_keys SET last_used_at = ? WHERE id = ?`);
   const listed = db.selectFrom("api_keys").select(COLUMNS).orderBy("created_at").orderBy("id");
 
   async function create(input: { accountId: string; name?: string }) {
@@ -89,28 +109,10 @@ export function createKeysRepository(database: Database, now: () => number): Key
   /** One query: the key, its account and the account's plan, so a request needs no second read. */
   async function authenticate(plaintextKey: string): Promise<AuthenticatedKey | undefined> {
     if (!isWellFormedApiKey(plaintextKey)) return undefined;
-    const row = await db
-      .selectFrom("api_keys as k")
-      .innerJoin("accounts as a", "a.id", "k.account_id")
-      .innerJoin("plans as p", "p.id", "a.plan_id")
-      .select([
-        "k.id",
-        "k.account_id",
-        "k.last_used_at",
-        "k.revoked_at",
-        "a.created_at",
-        "a.plan_id",
-        "p.requests_per_minute",
-        "p.allowance_questions",
-        "p.price_per_million",
-      ])
-      .where("k.hash", "=", hashApiKey(plaintextKey))
-      .executeTakeFirst();
+    const [row] = await findByHash.all(db, [hashApiKey(plaintextKey)]);
     if (!row || row.revoked_at !== null) return undefined;
     const at = now();
-    if (row.last_used_at === null || at - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
-      await db.updateTable("api_keys").set({ last_used_at: at }).where("id", "=", row.id).execute();
-    }
+    if (row.last_used_at === null || at - row.last_used_at >= LAST_USED_RESOLUTION_MS) await touch.all(db, [at, row.id]);
     return {
       keyId: row.id,
       accountId: row.account_id,

@@ -1,7 +1,7 @@
-import { Kysely, PostgresDialect, sql } from "kysely";
+import { CompiledQuery, Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { redactUrl } from "../urls.js";
-import type { Database, Queries } from "./database.js";
+import type { Database, Queries, Statement } from "./database.js";
 import { StoreError } from "./errors.js";
 import { SafeIntegersPlugin } from "./safe-integers.js";
 import type { Tables } from "./schema.js";
@@ -97,6 +97,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     location,
     db,
     transaction: (work) => db.transaction().execute(work),
+    statement: <Row>(text: string) => postgresStatement<Row>(text),
     // Several instances may start at once; one migrates while the others wait, then find nothing to do.
     lockForMigration: async (trx) => void (await sql`SELECT pg_advisory_xact_lock(7262727)`.execute(trx)),
     // No parameters, so node-postgres uses the simple protocol, which runs several statements.
@@ -127,4 +128,11 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     throw new StoreError("database_unavailable", `Cannot use database ${location}: ${String(error)}`, { cause: error });
   }
   return database;
+}
+
+/** Numbered placeholders, run through Kysely on the handle given (the pool, or a transaction's connection). */
+function postgresStatement<Row>(text: string): Statement<Row> {
+  let n = 0;
+  const numbered = text.replace(/\?/g, () => `$${++n}`);
+  return { all: async (q, params) => (await q.executeQuery<Row>(CompiledQuery.raw(numbered, [...params]))).rows };
 }

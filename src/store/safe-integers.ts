@@ -13,19 +13,24 @@ export function toSafeInteger(value: bigint, column: string): number {
   return Number(value);
 }
 
+/** Every BigInt of every row turned into a checked number, in place. */
+export function safeRows<Row>(rows: Row[]): Row[] {
+  for (const row of rows as Record<string, unknown>[]) {
+    for (const column in row) {
+      const value = row[column];
+      if (typeof value === "bigint") row[column] = toSafeInteger(value, column);
+    }
+  }
+  return rows;
+}
+
 export class SafeIntegersPlugin implements KyselyPlugin {
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     return args.node;
   }
 
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    const rows = args.result.rows;
-    for (const row of rows) {
-      for (const column in row) {
-        const value = row[column];
-        if (typeof value === "bigint") row[column] = toSafeInteger(value, column);
-      }
-    }
+    safeRows(args.result.rows);
     return args.result;
   }
 }

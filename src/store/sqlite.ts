@@ -2,9 +2,10 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { Kysely, sql, SqliteDialect } from "kysely";
-import type { Database, Queries } from "./database.js";
+import type { Database, Queries, Statement } from "./database.js";
 import { StoreError } from "./errors.js";
-import { SafeIntegersPlugin } from "./safe-integers.js";
+import { SafeIntegersPlugin, safeRows } from "./safe-integers.js";
+import { createGroupCommit } from "./sqlite-group-commit.js";
 import type { Tables } from "./schema.js";
 
 /** How long a writer waits for another process's lock before failing with SQLITE_BUSY. */
@@ -40,26 +41,17 @@ export function openSqlite(path: string, options: { create?: boolean } = {}): Da
     plugins: [new SafeIntegersPlugin()],
   });
   const code = (error: unknown) => (error instanceof BetterSqlite3.SqliteError ? error.code : "");
+  const groupCommit = createGroupCommit(raw, db);
 
   return {
     dialect: "sqlite",
     location: path,
     db,
-    // Kysely's SQLite driver has one connection behind a mutex; holding it for the whole
-    // transaction keeps this process's other queries out, and IMMEDIATE takes the file's write
-    // lock at once, so two processes never both read and then both write.
-    transaction: (work) =>
-      db.connection().execute(async (connection) => {
-        await sql`BEGIN IMMEDIATE`.execute(connection);
-        try {
-          const result = await work(connection);
-          await sql`COMMIT`.execute(connection);
-          return result;
-        } catch (error) {
-          if (raw.inTransaction) await sql`ROLLBACK`.execute(connection);
-          throw error;
-        }
-      }),
+    // Kysely's SQLite driver has one connection behind a mutex; a batch holds it for the whole
+    // transaction, which keeps this process's other queries out, and IMMEDIATE takes the file's
+    // write lock at once, so two processes never both read and then both write.
+    transaction: groupCommit.transaction,
+    statement: <Row>(text: string) => sqliteStatement<Row>(raw, db, groupCommit.transaction, text),
     // BEGIN IMMEDIATE already excludes every other writer.
     lockForMigration: async () => undefined,
     // better-sqlite3 prepares one statement at a time; exec runs a whole script. The caller holds
@@ -79,6 +71,34 @@ export function openSqlite(path: string, options: { create?: boolean } = {}): Da
       }
     },
     close: () => db.destroy(),
+  };
+}
+
+/**
+ * better-sqlite3 runs a statement synchronously, so one run never interleaves with another. What
+ * must not happen is joining a transaction that another caller holds open across an await: a
+ * read of its own then waits for the connection, as Kysely's queries do, and a write of its own
+ * joins the next group commit (a one-statement transaction sharing the batch's commit). Inside
+ * `transaction` (`q` is its handle) this caller holds the connection already.
+ */
+function sqliteStatement<Row>(raw: BetterSqlite3.Database, db: Queries, transaction: Database["transaction"], text: string): Statement<Row> {
+  let prepared: BetterSqlite3.Statement | undefined;
+  const run = (params: readonly unknown[]): Row[] => {
+    prepared ??= raw.prepare(text);
+    if (!prepared.reader) {
+      prepared.run(...params);
+      return [];
+    }
+    return safeRows(prepared.all(...params) as Row[]);
+  };
+  return {
+    async all(q, params) {
+      if (q !== db) return run(params);
+      prepared ??= raw.prepare(text);
+      if (!prepared.readonly) return transaction(async () => run(params));
+      if (raw.inTransaction) return db.connection().execute(async () => run(params));
+      return run(params);
+    },
   };
 }
 

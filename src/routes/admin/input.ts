@@ -20,11 +20,23 @@ export const EuroString = z
 
 /** The JSON body, validated by `schema`; invalid JSON or fields become 400s in the catalogue's shape. */
 export async function readBody<S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.infer<S>> {
-  const { value } = await readJsonBody(c.req.raw, ADMIN_MAX_BODY_BYTES);
+  const { value } = await readJsonBody(c, ADMIN_MAX_BODY_BYTES);
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new ApiError("invalid_request", "the request body must be a JSON object");
   }
   return parsed(schema, value);
+}
+
+/** A query parameter holding a whole number from `min` to `max`, refused with a message saying so. */
+export function wholeNumberParam(min: number, max: number, description: string) {
+  const range = `must be a whole number from ${min} to ${max}`;
+  return z
+    .string()
+    .regex(/^\d{1,16}$/, range)
+    .transform(Number)
+    .pipe(z.number().min(min, range).max(max, range))
+    .optional()
+    .openapi({ description, type: "string" });
 }
 
 export function readQuery<S extends z.ZodType>(c: Context<AppEnv>, schema: S): z.infer<S> {
