@@ -93,6 +93,10 @@ describe("judge eval against the real server", () => {
     expect(JSON.parse(readFileSync(join(out, "summary.json"), "utf8"))).toEqual(summary);
     const html = readFileSync(join(out, "report.html"), "utf8");
     expect(html.match(/<svg /g)?.length, "a diagram overall and per type").toBe(1 + Object.keys(byType).length);
+    expect(html, "tables, not preformatted text").not.toContain("<pre");
+    expect(html.match(/<table id="(metrics|coverage|robustness|confusion-\d+)">/g)?.length, html.slice(0, 3000)).toBeGreaterThanOrEqual(4);
+    const { tables, omitted } = summary.confusion;
+    expect(tables.reduce((n: number, t: any) => n + t.answers, 0) + omitted.answers, context).toBe(byType.choice.answers);
     expect(readFileSync(join(out, "reliability.svg"), "utf8")).toMatch(/^<svg [^>]*>[\s\S]*<\/svg>\n$/);
   });
 
@@ -120,7 +124,8 @@ describe("judge calibrate against the real server", () => {
   it("fits on raw logits, reports before and after on held-out items, and merges its model into the profile", async () => {
     const profile = join(dir, "profile.json");
     writeFileSync(profile, JSON.stringify({ version: 1, models: { "other-model": { choice: 2, noul: 0.5 } } }));
-    const run = await judge("calibrate", sample, "--url", server.url, "--key-file", keyFile, "--profile", profile, "--holdout", "0.4", "--min-bucket", "3", "--json");
+    const out = join(dir, "calibrated");
+    const run = await judge("calibrate", sample, "--url", server.url, "--key-file", keyFile, "--profile", profile, "--out", out, "--holdout", "0.4", "--min-bucket", "3", "--json");
     const result = JSON.parse(run.stdout);
     const context = show({ result, stderr: run.stderr });
 
@@ -138,19 +143,28 @@ describe("judge calibrate against the real server", () => {
     const temperatures = temperaturesFor(written, result.model);
     for (const type of ["choice", "noul", "score"] as const) expect(temperatures[type], context).toBeCloseTo(result.temperatures[type], 4);
     expect(written.version, context).toBe(result.temperatures.buckets ? 2 : 1);
+
+    expect(result.files, context).toEqual({ report: join(out, "report.html"), diagram: join(out, "reliability.svg") });
+    const html = readFileSync(result.files.report, "utf8");
+    expect(html.match(/<table id="(temperatures|held-out)">/g), html.slice(0, 3000)).toHaveLength(2);
+    const groups = Object.keys(result.heldOut.uncalibrated).length;
+    expect(html.match(/<svg /g)?.length, "a before/after diagram overall and per type").toBe(groups);
+    expect(readFileSync(result.files.diagram, "utf8")).toMatch(/^<svg [^>]*>[\s\S]*uncalibrated · ECE[\s\S]*calibrated · ECE[\s\S]*<\/svg>\n$/);
   });
 
   it("falls back to log(probabilities) when a server sends no logits, says so, and --dry-run writes nothing", async () => {
     const other = await startFakeJudgeServer((body) => replyTo(body, "other-server"));
     try {
       const profile = join(dir, "never.json");
-      const run = await judge("calibrate", sample, "--url", other.url, "--key", "k", "--profile", profile, "--dry-run", "--json");
+      const out = join(dir, "dry");
+      const run = await judge("calibrate", sample, "--url", other.url, "--key", "k", "--profile", profile, "--out", out, "--dry-run", "--json");
       const result = JSON.parse(run.stdout);
       expect(result.logitsSource).toBe("probabilities");
       expect(result.notes[0]).toMatch(/sent no logits.*log\(probabilities\)/);
       expect(run.stderr).toMatch(/calibrate: The server sent no logits/);
       expect(other.received.every((r) => r.body.include_logits === true), "calibrate asks for logits").toBe(true);
       expect(existsSync(profile)).toBe(false);
+      expect(readFileSync(join(out, "report.html"), "utf8"), "the report is written all the same").toMatch(/Not written \(<code>--dry-run<\/code>\)/);
     } finally {
       await other.close();
     }
@@ -171,7 +185,7 @@ describe("the judge binary", () => {
   }
 
   it("runs calibrate with --json, progress on stderr only", async () => {
-    const run = await spawnJudge("calibrate", sample, "--url", server.url, "--key-file", keyFile, "--profile", join(dir, "spawned.json"), "--json");
+    const run = await spawnJudge("calibrate", sample, "--url", server.url, "--key-file", keyFile, "--profile", join(dir, "spawned.json"), "--out", join(dir, "spawned"), "--json");
     expect(run.status, show(run)).toBe(0);
     expect(JSON.parse(run.stdout).model).toBe(server.engine.modelId);
     expect(run.stderr, show(run)).toMatch(/calibrate: 15\/15 requests \(100%\)/);

@@ -74,6 +74,7 @@ interface EvalFlags extends ServerFlags {
 
 interface CalibrateFlags extends ServerFlags {
   profile: string;
+  out: string;
   holdout: number;
   seed: number;
   minBucket: number;
@@ -108,13 +109,14 @@ export function registerEvaluationCommands(program: Command): void {
     .description("Fit temperatures on a labelled JSONL dataset and write the calibration profile the server loads")
     .argument("<dataset>", DATASET_HELP)
     .requiredOption("--profile <file>", "calibration profile to create or update (JUDGE_CALIBRATION)")
+    .option("--out <dir>", "directory for report.html and reliability.svg (before and after)", "calibrate-report")
     .option("--holdout <share>", "share of items held out to report calibration before and after", share, 0.3)
     .option("--seed <n>", "seed of the held-out split", integer(0), 1)
     .option("--min-bucket <n>", "answers a label-count bucket needs for a temperature of its own", integer(1), 50)
-    .option("--dry-run", "fit and report without writing the profile");
+    .option("--dry-run", "fit and report without writing the profile (the report is still written)");
   withServerOptions(calibrate).action(async (dataset: string, flags: CalibrateFlags, command: Command) => {
-    const { profile, holdout, seed, minBucket } = flags;
-    const options = { ...serverOptions(flags), profile, holdout, seed, minBucket, dryRun: flags.dryRun === true };
+    const { profile, out, holdout, seed, minBucket } = flags;
+    const options = { ...serverOptions(flags), profile, out, holdout, seed, minBucket, dryRun: flags.dryRun === true };
     await run(command, () => calibrateCommand(dataset, options, io));
   });
 }

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { readGgufMetadata } from "../fixtures/gguf-reader.js";
 import { runJudge } from "./test-helpers.js";
 
 /** `judge fixture --if-missing`, which `npm run start:fixture` runs before every start. */
@@ -33,5 +34,23 @@ describe("judge fixture --if-missing", () => {
     const scripts = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).scripts as Record<string, string>;
     const [fixture] = scripts["start:fixture"].split("&&");
     expect(fixture, scripts["start:fixture"]).toMatch(/ fixture .*--if-missing/);
+  });
+});
+
+describe("judge fixture --vocab", () => {
+  it("writes the tiny shape with Qwen2's tokenizer taken from llama.cpp's vocabulary file", async () => {
+    const out = join(dir, "tiny-qwen2.gguf");
+    const run = await runJudge(["fixture", "--preset", "tiny", "--vocab", "qwen2", "--out", out, "--json"]);
+    expect(run.status, JSON.stringify(run)).toBe(0);
+    const written = JSON.parse(run.stdout) as { vocabSize: number; vocab: string };
+    expect(written, run.stdout).toMatchObject({ vocabSize: 151_936, vocab: expect.stringMatching(/^qwen2 \(.*ggml-vocab-qwen2\.gguf\)$/) });
+    const pre = (await readGgufMetadata(out)).entries.find(([key]) => key === "tokenizer.ggml.pre");
+    expect(pre?.[1], JSON.stringify(pre)).toEqual({ type: 8, value: "qwen2" });
+  });
+
+  it("refuses an unknown vocabulary in one line that names the known ones", async () => {
+    const run = await runJudge(["fixture", "--preset", "tiny", "--vocab", "klingon", "--out", join(dir, "k.gguf")]);
+    expect(run.status, JSON.stringify(run)).toBe(1);
+    expect(run.stderr, JSON.stringify(run)).toMatch(/^judge: --vocab: llama\.cpp has no vocabulary "klingon"; it has .*\bqwen2\b.*\n$/);
   });
 });

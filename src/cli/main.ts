@@ -8,6 +8,7 @@ import {
   type FixturePreset,
   type FixtureWeightType,
 } from "../fixtures/fixture-model.js";
+import { VocabSourceError } from "../fixtures/fixture-tokenizer.js";
 import { DatabaseMissingError, isStoreError } from "../store/store.js";
 import { registerAccountsCommands } from "./accounts.js";
 import { registerBalanceCommands } from "./balance.js";
@@ -58,7 +59,7 @@ function registerServeCommand(program: Command): void {
 function registerFixtureCommand(program: Command): void {
   program
     .command("fixture")
-    .description("Write a small random-weight GGUF model for tests")
+    .description("Write a random-weight GGUF model for tests: a real model's shapes and tokenizer, knowing nothing")
     .addOption(
       new Option("--preset <preset>", "model shape to imitate")
         .choices(FIXTURE_PRESETS)
@@ -67,10 +68,15 @@ function registerFixtureCommand(program: Command): void {
     .requiredOption("--out <path>", "file to write")
     .option("--seed <n>", "seed for the random weights (non-negative integer)", parseSeed)
     .addOption(new Option("--weights <type>", "type of the weight matrices (default: the preset's)").choices(FIXTURE_WEIGHT_TYPES))
+    .option(
+      "--vocab <vocab>",
+      "tokenizer: made-up, a llama.cpp vocabulary (qwen2, llama-bpe, phi-3, …) or a .gguf file to copy it from " +
+        "(default: the preset's; tiny is made-up, the others qwen2)",
+    )
     .option("--if-missing", "leave --out alone when it already exists (npm run start:fixture writes it once)")
     .action(
       async (
-        options: { preset: FixturePreset; out: string; seed?: number; weights?: FixtureWeightType; ifMissing?: boolean },
+        options: { preset: FixturePreset; out: string; seed?: number; weights?: FixtureWeightType; vocab?: string; ifMissing?: boolean },
         command: Command,
       ) => {
         // Files are written whole or not at all (renamed into place), so one that exists is complete.
@@ -82,12 +88,15 @@ function registerFixtureCommand(program: Command): void {
           preset: options.preset,
           seed: options.seed,
           weightType: options.weights,
+          vocab: options.vocab,
+        }).catch((error: unknown) => {
+          throw error instanceof VocabSourceError ? new CliError(`--vocab: ${error.message}`) : error;
         });
         emit(command, {
           json: written,
           text: () =>
             `Wrote ${options.preset} fixture model to ${written.path} ` +
-            `(${written.bytes} bytes, vocabulary of ${written.vocabSize}).`,
+            `(${written.bytes} bytes, vocabulary of ${written.vocabSize} from ${written.vocab}).`,
         });
       },
     );

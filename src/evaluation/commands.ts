@@ -4,8 +4,9 @@ import { createJudgmentClient, EvaluationRunError, type JudgmentClient } from ".
 import { parseDataset, type DatasetItem } from "./dataset.js";
 import { createProgress, type Progress } from "./progress.js";
 import { LOG_PROBABILITY_FLOOR } from "./read-answer.js";
-import { reliabilitySvg } from "./reliability.js";
-import { evalReportHtml, formatCalibrateText, formatEvalText } from "./report.js";
+import { calibrateDiagram, calibrateReportHtml } from "./calibrate-report.js";
+import { evalDiagram, evalReportHtml } from "./eval-report.js";
+import { formatCalibrateText, formatEvalText } from "./report.js";
 import { currentTemperatures, mergeProfile, readProfile, writeProfile } from "./profile.js";
 import { runCalibration } from "./run-calibrate.js";
 import { runEvaluation, type EvalChecks } from "./run-eval.js";
@@ -98,14 +99,15 @@ export async function evalCommand(dataset: string, options: EvalCommandOptions, 
   await mkdir(options.out, { recursive: true });
   await writeFile(files.summary, `${JSON.stringify(summary, null, 2)}\n`);
   await writeFile(files.report, evalReportHtml(result, context));
-  const overall = result.metrics.overall!;
-  await writeFile(files.diagram, `${reliabilitySvg(`${dataset}: all answers`, overall.bins, overall.ece)}\n`);
+  await writeFile(files.diagram, `${evalDiagram(`${dataset}: all answers`, result.models.join(", "), result.metrics.overall!)}\n`);
   await writeFile(files.predictions, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
   return { json: summary, text: formatEvalText(result, context, Object.values(files)) };
 }
 
 export interface CalibrateCommandOptions extends ServerOptions {
   profile: string;
+  /** Directory for report.html and reliability.svg (written also under --dry-run: it is the report). */
+  out: string;
   holdout: number;
   seed: number;
   minBucket: number;
@@ -141,6 +143,11 @@ export async function calibrateCommand(dataset: string, options: CalibrateComman
   const profile = mergeProfile(existing, result.model, result.temperatures);
   if (!options.dryRun) await writeProfile(options.profile, profile);
   const written = { path: options.profile, written: !options.dryRun };
-  const text = [...notes, formatCalibrateText(result, written)].join("\n\n");
-  return { json: { dataset, url: options.url, ...result, profile: written, notes }, text };
+  const files = { report: path.join(options.out, "report.html"), diagram: path.join(options.out, "reliability.svg") };
+  const context = { dataset, url: options.url, profile: written, notes };
+  await mkdir(options.out, { recursive: true });
+  await writeFile(files.report, calibrateReportHtml(result, context));
+  await writeFile(files.diagram, `${calibrateDiagram(result, "overall", `${dataset}: all answers, model ${result.model}`)}\n`);
+  const text = [...notes, formatCalibrateText(result, written), `Wrote ${files.report}, ${files.diagram}`].join("\n\n");
+  return { json: { dataset, url: options.url, ...result, profile: written, notes, files }, text };
 }

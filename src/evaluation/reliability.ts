@@ -1,84 +1,153 @@
 import type { ReliabilityBin } from "./metrics.js";
 
 /**
- * A reliability diagram as a standalone SVG: for each confidence bin, a bar up to the share of
- * answers that were right, against the diagonal where a calibrated judge's bars would end. A red
- * band marks the gap to the bin's mean confidence; a strip underneath shows how many answers
- * fall in each bin (a large gap in a nearly empty bin matters little). Hovering a bar shows its
- * numbers. No scripts or external resources, so the file opens anywhere.
+ * Reliability diagrams as standalone SVG: for each confidence bin, a bar up to the share of
+ * answers that were right, a mark at the bin's mean confidence, a red band for the gap between
+ * them, and the diagonal where a calibrated judge's marks would sit. A strip underneath counts
+ * the answers per bin (a large gap in a nearly empty bin matters little). Several panels (before
+ * and after calibration) share one SVG and one legend. The legend names every colour drawn, so
+ * the file reads on its own; no scripts or external resources, so it opens anywhere. There is
+ * no width or height: opened alone it scales to the window, and a page sizes it with CSS.
  */
 
-const SIZE = 300;
-const LEFT = 60;
-const TOP = 36;
-const STRIP = 44;
-/** Bottom edge of the answers-per-bin strip, below the tick labels. */
-const STRIP_BASE = TOP + SIZE + 28 + STRIP;
-const WIDTH = LEFT + SIZE + 16;
-const HEIGHT = STRIP_BASE + 28;
+export interface ReliabilityPanel {
+  /** Shown above the panel, e.g. "uncalibrated". */
+  name: string;
+  bins: readonly ReliabilityBin[];
+  ece: number;
+}
+
+/** Colours that carry meaning: each one has a legend entry. */
+export const SERIES = {
+  right: { fill: "#4a7ab7", label: "share right (bar)" },
+  gap: { fill: "#d9534f", opacity: 0.45, label: "gap to confidence" },
+  confidence: { stroke: "#000000", width: 2, label: "mean confidence (mark)" },
+  diagonal: { stroke: "#555555", width: 1.5, dash: "5 3", label: "perfect calibration" },
+  answers: { fill: "#a9b4c2", label: "answers per bin" },
+} as const;
+
+/** Greys for the frame, grid and text; they draw the axes, not data. */
+const INK = { text: "#333333", frame: "#999999", grid: "#e4e4e4", background: "#ffffff" };
+
+const PLOT = 300;
+const LEFT = 58;
+const PANEL_WIDTH = LEFT + PLOT + 18;
+const PLOT_TOP = 48;
+const PLOT_BOTTOM = PLOT_TOP + PLOT;
+const STRIP_TOP = PLOT_BOTTOM + 26;
+const STRIP_BASE = STRIP_TOP + 56;
+const AXIS_LABEL_Y = STRIP_BASE + 17;
+const LEGEND_TOP = AXIS_LABEL_Y + 18;
+const LEGEND_ROW = 17;
+const LEGEND_COLUMN = 170;
 
 export function escapeXml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 }
 
-const f = (x: number) => (Math.round(x * 100) / 100).toString();
-const x = (v: number) => LEFT + v * SIZE;
-const y = (v: number) => TOP + (1 - v) * SIZE;
+const f = (v: number) => (Math.round(v * 100) / 100).toString();
+const round = (v: number) => Math.round(v * 100) / 100;
+const x = (v: number) => round(LEFT + v * PLOT);
+const y = (v: number) => round(PLOT_TOP + (1 - v) * PLOT);
+const answersIn = (bins: readonly ReliabilityBin[]) => bins.reduce((sum, b) => sum + b.count, 0);
 
-export function reliabilitySvg(title: string, bins: readonly ReliabilityBin[], ece: number): string {
-  const total = bins.reduce((sum, b) => sum + b.count, 0);
-  const maxCount = Math.max(1, ...bins.map((b) => b.count));
-  const parts: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="sans-serif" font-size="11">`,
+/** Long titles (a dataset path) are cut to the width rather than drawn off the canvas. */
+function fit(text: string, width: number, fontSize: number): string {
+  const max = Math.floor(width / (fontSize * 0.62));
+  return text.length <= max ? text : `${text.slice(0, Math.max(1, max - 1))}…`;
+}
+
+/** The size of a diagram of `panels` panels, in SVG units (the viewBox). */
+export function diagramSize(panels: number): { width: number; height: number } {
+  const legendRows = Math.ceil(Object.keys(SERIES).length / Math.max(2, Math.floor((panels * PANEL_WIDTH - 16) / LEGEND_COLUMN)));
+  return { width: panels * PANEL_WIDTH, height: LEGEND_TOP + legendRows * LEGEND_ROW + 2 };
+}
+
+export function reliabilitySvg(title: string, panels: readonly ReliabilityPanel[]): string {
+  const { width, height } = diagramSize(panels.length);
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11" role="img">`,
     `<title>${escapeXml(title)}</title>`,
-    `<rect width="${WIDTH}" height="${HEIGHT}" fill="white"/>`,
-    `<text x="${LEFT}" y="16" font-size="13" font-weight="bold">${escapeXml(title)}</text>`,
-    `<text x="${LEFT}" y="30">ECE ${ece.toFixed(4)} · ${total} answers · 15 bins</text>`,
-    ...grid(),
-  ];
-  for (const bin of bins) if (bin.count > 0) parts.push(binShapes(bin, total, maxCount));
-  parts.push(
-    `<line x1="${x(0)}" y1="${STRIP_BASE}" x2="${x(1)}" y2="${STRIP_BASE}" stroke="#999"/>`,
-    `<text x="${x(0) - 6}" y="${STRIP_BASE - 4}" text-anchor="end">answers</text>`,
-    `<text x="${x(0) - 6}" y="${STRIP_BASE - STRIP + 8}" text-anchor="end" fill="#666">${maxCount}</text>`,
-  );
-  parts.push(
-    `<line x1="${x(0)}" y1="${y(0)}" x2="${x(1)}" y2="${y(1)}" stroke="#555" stroke-dasharray="4 3"/>`,
-    `<text x="${LEFT + SIZE / 2}" y="${STRIP_BASE + 18}" text-anchor="middle">confidence (top probability)</text>`,
-    `<text transform="translate(20 ${TOP + SIZE / 2}) rotate(-90)" text-anchor="middle">share right</text>`,
+    `<rect class="background" width="${width}" height="${height}" fill="${INK.background}"/>`,
+    `<text x="8" y="18" font-size="14" font-weight="bold" fill="${INK.text}">${escapeXml(fit(title, width - 16, 14))}</text>`,
+    ...panels.map((panel, i) => `<g transform="translate(${i * PANEL_WIDTH} 0)">\n${panelShapes(panel)}\n</g>`),
+    legend(width),
     `</svg>`,
+  ].join("\n");
+}
+
+function panelShapes(panel: ReliabilityPanel): string {
+  const total = answersIn(panel.bins);
+  const maxCount = Math.max(1, ...panel.bins.map((b) => b.count));
+  const heading = `${panel.name} · ECE ${Number.isFinite(panel.ece) ? panel.ece.toFixed(4) : "-"} · ${total} answers`;
+  return [
+    `<text x="${LEFT}" y="38" fill="${INK.text}">${escapeXml(fit(heading, PANEL_WIDTH - LEFT - 4, 11))}</text>`,
+    axes(),
+    ...panel.bins.filter((b) => b.count > 0).map((bin) => binShapes(bin, total, maxCount)),
+    `<line x1="${x(0)}" y1="${y(0)}" x2="${x(1)}" y2="${y(1)}" stroke="${SERIES.diagonal.stroke}" stroke-width="${SERIES.diagonal.width}" stroke-dasharray="${SERIES.diagonal.dash}"/>`,
+  ].join("\n");
+}
+
+/** Frame, grid, ticks and axis labels: ink only, in one group (the tests tell ink from data by it). */
+function axes(): string {
+  const t = (attrs: string, text: string) => `<text ${attrs} fill="${INK.text}">${text}</text>`;
+  const parts = [`<g class="axes">`, `<rect x="${x(0)}" y="${y(1)}" width="${PLOT}" height="${PLOT}" fill="none" stroke="${INK.frame}"/>`];
+  for (let i = 0; i <= 10; i++) {
+    const v = i / 10;
+    const labelled = i % 2 === 0;
+    parts.push(
+      `<line x1="${x(0)}" y1="${y(v)}" x2="${x(1)}" y2="${y(v)}" stroke="${INK.grid}"/>`,
+      `<line x1="${x(v)}" y1="${y(0)}" x2="${x(v)}" y2="${y(0) + (labelled ? 5 : 3)}" stroke="${INK.frame}"/>`,
+      `<line x1="${x(0) - (labelled ? 5 : 3)}" y1="${y(v)}" x2="${x(0)}" y2="${y(v)}" stroke="${INK.frame}"/>`,
+    );
+    if (labelled) parts.push(t(`x="${x(v)}" y="${y(0) + 16}" text-anchor="middle"`, f(v)), t(`x="${x(0) - 7}" y="${y(v) + 4}" text-anchor="end"`, f(v)));
+  }
+  parts.push(
+    t(`transform="translate(16 ${(PLOT_TOP + PLOT_BOTTOM) / 2}) rotate(-90)" text-anchor="middle"`, "share right (bars), confidence (marks)"),
+    `<line x1="${x(0)}" y1="${STRIP_BASE}" x2="${x(1)}" y2="${STRIP_BASE}" stroke="${INK.frame}"/>`,
+    `<line x1="${x(0)}" y1="${STRIP_TOP}" x2="${x(0)}" y2="${STRIP_BASE}" stroke="${INK.frame}"/>`,
+    t(`x="${x(0) - 7}" y="${STRIP_BASE}" text-anchor="end"`, "answers"),
+    t(`x="${(x(0) + x(1)) / 2}" y="${AXIS_LABEL_Y}" text-anchor="middle"`, "confidence (top probability), 15 bins"),
+    `</g>`,
   );
   return parts.join("\n");
 }
 
-function grid(): string[] {
-  const lines: string[] = [`<rect x="${x(0)}" y="${y(1)}" width="${SIZE}" height="${SIZE}" fill="none" stroke="#999"/>`];
-  for (let i = 0; i <= 5; i++) {
-    const v = i / 5;
-    lines.push(
-      `<line x1="${x(v)}" y1="${y(0)}" x2="${x(v)}" y2="${y(0) + 4}" stroke="#999"/>`,
-      `<text x="${x(v)}" y="${y(0) + 15}" text-anchor="middle">${f(v)}</text>`,
-      `<line x1="${x(0) - 4}" y1="${y(v)}" x2="${x(1)}" y2="${y(v)}" stroke="#eee"/>`,
-      `<text x="${x(0) - 6}" y="${y(v) + 4}" text-anchor="end">${f(v)}</text>`,
-    );
-  }
-  return lines;
-}
+/** 1234 would not fit a bin's width at this size; 1.2k does. */
+const shortCount = (n: number) => (n < 1000 ? String(n) : n < 10_000 ? `${(n / 1000).toFixed(1)}k` : `${Math.round(n / 1000)}k`);
 
 function binShapes(bin: ReliabilityBin, total: number, maxCount: number): string {
   const conf = bin.meanConfidence!;
   const right = bin.meanCorrectness!;
   const left = x(bin.lower) + 1;
-  const width = (bin.upper - bin.lower) * SIZE - 2;
+  const width = round((bin.upper - bin.lower) * PLOT - 2);
   const tip =
     `[${f(bin.lower)}, ${f(bin.upper)}): ${bin.count} answers (${((100 * bin.count) / total).toFixed(1)}%), ` +
     `mean confidence ${conf.toFixed(3)}, share right ${right.toFixed(3)}`;
-  const stripHeight = (bin.count / maxCount) * (STRIP - 4);
+  const stripHeight = round((bin.count / maxCount) * (STRIP_BASE - STRIP_TOP - 13));
+  const { right: bar, gap, confidence, answers } = SERIES;
   return [
-    `<g><title>${escapeXml(tip)}</title>`,
-    `<rect x="${left}" y="${y(right)}" width="${width}" height="${y(0) - y(right)}" fill="#4a7ab7"/>`,
-    `<rect x="${left}" y="${y(Math.max(conf, right))}" width="${width}" height="${Math.abs(y(conf) - y(right))}" fill="#d9534f" fill-opacity="0.45"/>`,
-    `<rect x="${left}" y="${STRIP_BASE - stripHeight}" width="${width}" height="${stripHeight}" fill="#888"/>`,
+    `<g class="bin"><title>${escapeXml(tip)}</title>`,
+    `<rect x="${left}" y="${y(right)}" width="${width}" height="${round(y(0) - y(right))}" fill="${bar.fill}"/>`,
+    `<rect x="${left}" y="${y(Math.max(conf, right))}" width="${width}" height="${round(Math.abs(y(conf) - y(right)))}" fill="${gap.fill}" fill-opacity="${gap.opacity}"/>`,
+    `<line x1="${left}" y1="${y(conf)}" x2="${round(left + width)}" y2="${y(conf)}" stroke="${confidence.stroke}" stroke-width="${confidence.width}"/>`,
+    `<rect x="${left}" y="${STRIP_BASE - stripHeight}" width="${width}" height="${stripHeight}" fill="${answers.fill}"/>`,
+    `<text x="${round(left + width / 2)}" y="${round(STRIP_BASE - stripHeight - 3)}" text-anchor="middle" font-size="9" fill="${INK.text}">${shortCount(bin.count)}</text>`,
     `</g>`,
   ].join("");
+}
+
+/** One swatch per series, drawn exactly as the series is (colour, opacity, dash). */
+function legend(width: number): string {
+  const columns = Math.max(2, Math.floor((width - 16) / LEGEND_COLUMN));
+  const entries = Object.values(SERIES).map((series, i) => {
+    const left = 12 + (i % columns) * LEGEND_COLUMN;
+    const top = LEGEND_TOP + Math.floor(i / columns) * LEGEND_ROW;
+    const swatch =
+      "fill" in series
+        ? `<rect x="${left}" y="${top - 9}" width="14" height="10" fill="${series.fill}"${"opacity" in series ? ` fill-opacity="${series.opacity}"` : ""}/>`
+        : `<line x1="${left}" y1="${top - 4}" x2="${left + 14}" y2="${top - 4}" stroke="${series.stroke}" stroke-width="${series.width}"${"dash" in series ? ` stroke-dasharray="${series.dash}"` : ""}/>`;
+    return `${swatch}<text x="${left + 20}" y="${top}" fill="${INK.text}">${escapeXml(series.label)}</text>`;
+  });
+  return [`<g class="legend">`, ...entries, `</g>`].join("\n");
 }

@@ -1,24 +1,32 @@
 import { formatTable } from "../cli/format.js";
-import type { MetricSummary, SummaryByType } from "./metrics.js";
-import { escapeXml, reliabilitySvg } from "./reliability.js";
+import type { SummaryByType } from "./metrics.js";
 import type { SensitivitySummary } from "./robustness.js";
 import type { CalibrateResult, CompactByType } from "./run-calibrate.js";
 import type { TemperatureFit } from "./temperature.js";
 import { bucketKey } from "../judgment/calibration.js";
 import type { EvalResult } from "./run-eval.js";
 
-/** Human-readable renderings of the eval and calibrate results: terminal text and the HTML report. */
+/**
+ * The eval and calibrate results as text for the terminal. The rows are shared with the HTML
+ * reports (eval-report.ts, calibrate-report.ts), so both show the same figures.
+ */
 
-const GROUPS = ["overall", "choice", "noul", "score"] as const;
-const n4 = (x: number) => x.toFixed(4);
-const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+export const GROUPS = ["overall", "choice", "noul", "score"] as const;
+export const n4 = (x: number) => x.toFixed(4);
+export const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
 export interface EvalContext {
   dataset: string;
   url: string;
 }
 
-function metricsTable(metrics: SummaryByType): string {
+export interface Rows {
+  headers: string[];
+  rows: string[][];
+}
+
+/** One row per group present: the headline metrics and the coverage at each error rate. */
+export function metricsRows(metrics: SummaryByType): Rows {
   const rates = metrics.overall?.coverage.map((c) => c.maxErrorRate) ?? [];
   const rows = GROUPS.flatMap((group) => {
     const m = metrics[group];
@@ -27,22 +35,32 @@ function metricsTable(metrics: SummaryByType): string {
     const levelError = m.meanLevelError === undefined ? "-" : n4(m.meanLevelError);
     return [[group, String(m.answers), n4(m.accuracy), n4(m.brier), n4(m.nll), n4(m.ece), ...coverage, levelError]];
   });
-  const coverageHeaders = rates.map((r) => `COVERAGE ERR≤${+(100 * r).toFixed(3)}%`);
-  return formatTable(["TYPE", "ANSWERS", "ACCURACY", "BRIER", "NLL", "ECE", ...coverageHeaders, "LEVEL MAE"], rows);
+  const coverageHeaders = rates.map((r) => `Coverage err≤${+(100 * r).toFixed(3)}%`);
+  return { headers: ["Type", "Answers", "Accuracy", "Brier", "NLL", "ECE", ...coverageHeaders, "Level MAE"], rows };
 }
 
-/** The checks that ran, one row each; undefined when none ran. */
-function robustnessTable(result: EvalResult): string | undefined {
+const metricsTable = (metrics: SummaryByType) => upperTable(metricsRows(metrics));
+const upperTable = ({ headers, rows }: Rows) => formatTable(headers.map((h) => h.toUpperCase()), rows);
+
+/** The checks that ran, each with its sensitivity summary per group. */
+export function robustnessChecks(result: EvalResult): [string, Partial<Record<(typeof GROUPS)[number], SensitivitySummary>>][] {
   const { optionOrder, questionIds, interference } = result.robustness;
-  const rows: [string, SensitivitySummary | undefined][] = [];
-  if (optionOrder) rows.push([`option order (${optionOrder.mode})`, optionOrder.overall]);
-  if (questionIds) rows.push(["question ids", questionIds.overall]);
-  if (interference) rows.push(["alone vs batch", interference.overall]);
-  if (rows.length === 0) return undefined;
-  return formatTable(
-    ["CHECK", "COMPARED", "TOP CHANGED", "MEAN |ΔP|", "MAX |ΔP|"],
-    rows.map(([name, s]) => (s ? [name, String(s.compared), pct(s.changedRate), n4(s.meanAbsChange), n4(s.maxAbsChange)] : [name, "0", "-", "-", "-"])),
-  );
+  const checks: ReturnType<typeof robustnessChecks> = [];
+  if (optionOrder) checks.push([`option order (${optionOrder.mode})`, optionOrder]);
+  if (questionIds) checks.push(["question ids", questionIds]);
+  if (interference) checks.push(["alone vs batch", interference]);
+  return checks;
+}
+
+export const ROBUSTNESS_HEADERS = ["Check", "Compared", "Top changed", "Mean |Δp|", "Max |Δp|"];
+export const sensitivityCells = (s: SensitivitySummary | undefined) =>
+  s ? [String(s.compared), pct(s.changedRate), n4(s.meanAbsChange), n4(s.maxAbsChange)] : ["0", "-", "-", "-"];
+
+/** The checks that ran, one row each (all answers); undefined when none ran. */
+function robustnessTable(result: EvalResult): string | undefined {
+  const checks = robustnessChecks(result);
+  if (checks.length === 0) return undefined;
+  return upperTable({ headers: ROBUSTNESS_HEADERS, rows: checks.map(([name, byType]) => [name, ...sensitivityCells(byType.overall)]) });
 }
 
 export function formatEvalText(result: EvalResult, context: EvalContext, written: string[]): string {
@@ -82,7 +100,7 @@ export function formatCalibrateText(result: CalibrateResult, profile: { path: st
 }
 
 /** A fit that stopped at the search's edge is worth a word: the data could not pin it down. */
-function boundNotes(result: CalibrateResult): string[] {
+export function boundNotes(result: CalibrateResult): string[] {
   const bucketFits = (["choice", "score"] as const).flatMap((type) =>
     (result.fit.buckets[type] ?? []).map((b): [string, TemperatureFit] => [`${type} ${bucketKey(b)}-label`, b]),
   );
@@ -109,37 +127,4 @@ function calibrationTable(heldOut: CalibrateResult["heldOut"]): string {
     return [[group, String(heldOut.uncalibrated[group]!.answers), ...cells]];
   });
   return formatTable(["TYPE", "ANSWERS", ...present.flatMap(([name]) => [`ECE ${name}`, `NLL ${name}`])], rows);
-}
-
-/** The HTML report: metric tables, robustness table and a reliability diagram per type. */
-export function evalReportHtml(result: EvalResult, context: EvalContext): string {
-  const diagrams = GROUPS.flatMap((group) => {
-    const m: MetricSummary | undefined = result.metrics[group];
-    return m ? [`<figure>${reliabilitySvg(`${group} (${m.answers} answers)`, m.bins, m.ece)}</figure>`] : [];
-  });
-  const robustness = robustnessTable(result);
-  const esc = (s: string) => escapeXml(s);
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>judge eval: ${esc(context.dataset)}</title>
-<style>
-body{font-family:sans-serif;margin:2em;max-width:80em}
-pre{background:#f6f6f6;padding:1em;overflow:auto}
-figure{display:inline-block;margin:0 1em 1em 0}
-</style>
-</head><body>
-<h1>judge eval</h1>
-<p>Dataset <code>${esc(context.dataset)}</code> · server <code>${esc(context.url)}</code> ·
-model <code>${esc(result.models.join(", "))}</code> · ${result.items} items · ${result.usage.requests} requests</p>
-<h2>Metrics</h2>
-<pre>${esc(metricsTable(result.metrics))}</pre>
-<p>Accuracy: top label vs gold label. Brier: Σ (p − gold)² over labels. NLL: −Σ gold·log p.
-ECE: 15 equal-width bins on the top probability. Coverage@X: share of answers, most confident first,
-whose error rate stays ≤ X.</p>
-${robustness ? `<h2>Robustness</h2>\n<pre>${esc(robustness)}</pre>` : ""}
-<h2>Reliability</h2>
-<p>Blue: share of answers right in each confidence bin; red: gap to the bin's mean confidence;
-dashed: perfect calibration; grey strip: answers per bin. Hover a bar for its numbers.</p>
-${diagrams.join("\n")}
-</body></html>
-`;
 }

@@ -29,7 +29,8 @@ export interface CalibrateRunOptions {
   progress: (total: number) => { advance(): void; finish(): void };
 }
 
-export type CompactMetrics = Pick<MetricSummary, "answers" | "accuracy" | "ece" | "nll" | "brier">;
+/** The reliability bins are kept for the report's before/after diagrams. */
+export type CompactMetrics = Pick<MetricSummary, "answers" | "accuracy" | "ece" | "nll" | "brier" | "bins">;
 export type CompactByType = Partial<Record<"overall" | "choice" | "noul" | "score", CompactMetrics>>;
 
 export interface CalibrateResult {
@@ -104,7 +105,7 @@ function compact(records: readonly LogitRecord[], temperatures: Temperatures): C
   const summaries = summariseByType(predictionsAt(records, temperatures), []);
   const out: CompactByType = {};
   for (const [key, s] of Object.entries(summaries)) {
-    if (s) out[key as keyof CompactByType] = { answers: s.answers, accuracy: s.accuracy, ece: s.ece, nll: s.nll, brier: s.brier };
+    if (s) out[key as keyof CompactByType] = { answers: s.answers, accuracy: s.accuracy, ece: s.ece, nll: s.nll, brier: s.brier, bins: s.bins };
   }
   return out;
 }

@@ -1,5 +1,6 @@
 import { Mulberry32 } from "../fixtures/prng.js";
 import { keyed } from "../judgment/keyed.js";
+import { confusionTables, type Confusion } from "./confusion.js";
 import { labelErrors, sendAll, type JudgmentClient, type JudgmentReply, type LabelledRequest } from "./client.js";
 import { requestOf, type DatasetItem, type LabelledQuestion } from "./dataset.js";
 import { isCorrect, summariseByType, type Prediction, type SummaryByType } from "./metrics.js";
@@ -54,6 +55,8 @@ export interface EvalResult {
   models: string[];
   items: number;
   metrics: SummaryByType;
+  /** Choice answers only: true label against predicted label, per option set. */
+  confusion: Confusion;
   robustness: {
     optionOrder?: { mode: OrderMode } & SensitivityByType;
     questionIds?: SensitivityByType;
@@ -94,6 +97,7 @@ export async function runEvaluation(options: EvalRunOptions): Promise<EvalResult
     models: [...new Set(replies.map((r) => r.model))],
     items: options.items.length,
     metrics: summariseByType(records.map(toPrediction), options.errorRates),
+    confusion: confusionTables(records),
     robustness: {
       ...(checks.order && { optionOrder: { mode: checks.order, ...summariseChanges(changes.order) } }),
       ...(checks.ids && { questionIds: summariseChanges(changes.ids) }),

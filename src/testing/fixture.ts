@@ -3,6 +3,7 @@ import { mkdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { writeFixtureModel } from "../fixtures/fixture-model.js";
+import { llamaVocabCommit } from "../fixtures/llama-vocab-files.js";
 
 /**
  * The tiny fixture model, written once per machine into the temp dir: llama.cpp runs it like
@@ -14,6 +15,20 @@ export async function tinyFixturePath(seed = 1): Promise<string> {
   if (!existsSync(file)) {
     await mkdir(dir, { recursive: true });
     await writeFixtureModel(file, { preset: "tiny", seed });
+  }
+  return file;
+}
+
+/**
+ * The tiny shape with Qwen2's real tokenizer (preset tiny-qwen2, 84 MB), written once per machine
+ * and llama.cpp version (the vocabulary comes from node-llama-cpp's copy of llama.cpp).
+ */
+export async function tinyQwen2FixturePath(seed = 1): Promise<string> {
+  const dir = path.join(os.tmpdir(), "tjs-fixtures");
+  const file = path.join(dir, `tiny-qwen2-${(await llamaVocabCommit()).slice(0, 12)}-seed${seed}.gguf`);
+  if (!existsSync(file)) {
+    await mkdir(dir, { recursive: true });
+    await writeFixtureModel(file, { preset: "tiny-qwen2", seed });
   }
   return file;
 }
