@@ -6,7 +6,11 @@
  * upstream and the load (node:http, keep-alive) share this process. With --profile the gateway's measured phase (not its start-up) runs under the V8
  * CPU profiler and its top self-time functions and modules are printed.
  *
- *   npx tsx scripts/bench-gateway.ts [--duration 10] [--concurrency 32] [--questions 1|3] [--profile] [--baseline]
+ *   npx tsx scripts/bench-gateway.ts [--duration 10] [--concurrency 32] [--rate N] [--questions 1|3] [--profile] [--baseline]
+ *
+ * Without --rate the 32 clients send as fast as answers come back (closed loop: the throughput
+ * ceiling, latency at saturation). With --rate N requests start N times a second (open loop, at
+ * most --concurrency in flight); a start delayed by busy clients counts in its latency.
  *
  * --baseline serves the same requests from an in-process engine that answers at once (no
  * upstream call): what the service costs without the gateway, for comparison.
@@ -34,6 +38,7 @@ const { values: args } = parseArgs({
   options: {
     duration: { type: "string", default: "10" },
     concurrency: { type: "string", default: "32" },
+    rate: { type: "string" },
     questions: { type: "string", default: "1" },
     profile: { type: "boolean", default: false },
     role: { type: "string" },
@@ -135,7 +140,8 @@ async function main(): Promise<void> {
     if (profileFile) gateway.signal("SIGUSR2");
     const before = await services.accounts.summary(accountId);
     const cpuBefore = processCpuMs(gateway.pid);
-    const result = await runLoad({ send: client.send, next: () => ({ body, questions: 1 }), concurrency, limit: { durationMs } });
+    const ratePerSecond = args.rate ? Number(args.rate) : undefined;
+    const result = await runLoad({ send: client.send, next: () => ({ body, questions: 1 }), concurrency, limit: { durationMs }, ratePerSecond });
     const gatewayCpuMs = processCpuMs(gateway.pid) - cpuBefore;
     const after = await services.accounts.summary(accountId);
     const charged = before!.usage.balanceMicro - after!.usage.balanceMicro;
@@ -143,7 +149,8 @@ async function main(): Promise<void> {
     const seconds = result.elapsedMs / 1000;
     const check = await services.ledger.check();
     const what = args.baseline ? "Baseline (in-process instant engine, no upstream)" : "System One gateway";
-    console.log(`\n${what} on SQLite, ${concurrency} concurrent keep-alive clients, ${seconds.toFixed(1)} s, ${args.questions} question(s) per request`);
+    const pace = ratePerSecond ? `, paced at ${ratePerSecond} requests/s` : "";
+    console.log(`\n${what} on SQLite, ${concurrency} concurrent keep-alive clients${pace}, ${seconds.toFixed(1)} s, ${args.questions} question(s) per request`);
     console.log(`  billed requests/s  ${(result.answered / seconds).toFixed(0)}  (${result.answered} answered, ${result.sent} sent)`);
     console.log(`  latency            p50 ${latency?.p50.toFixed(2)} ms, p99 ${latency?.p99.toFixed(2)} ms, max ${latency?.max.toFixed(2)} ms`);
     console.log(`  errors             ${JSON.stringify(result.errors)} ${result.errorSamples.join(" | ")}`);

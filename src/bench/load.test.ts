@@ -25,6 +25,28 @@ describe("the load loop", () => {
     expect(result.elapsedMs).toBeGreaterThan(0);
   });
 
+  it("at a set rate, starts requests on schedule rather than as fast as answers come back", async () => {
+    const result = await runLoad({ next, concurrency: 8, limit: { durationMs: 500 }, ratePerSecond: 100, send: async () => ok(1, 1) });
+    // 100 per second for half a second, whatever the answers' speed.
+    expect(result.sent, JSON.stringify(result)).toBeGreaterThanOrEqual(40);
+    expect(result.sent, JSON.stringify(result)).toBeLessThanOrEqual(51);
+  });
+
+  it("at a set rate, counts the wait of a request that starts late in its latency", async () => {
+    // One client, 100 per second, answers taking 40 ms: each start falls further behind schedule.
+    const result = await runLoad({
+      next, concurrency: 1, limit: { requests: 5 }, ratePerSecond: 100,
+      send: async () => {
+        await wait(40);
+        return ok(1, 40);
+      },
+    });
+    const [first, , , , last] = result.latenciesMs;
+    expect(first, JSON.stringify(result.latenciesMs)).toBeLessThan(50);
+    // The fifth was due 40 ms after the first but started ~160 ms after it: ~120 ms late.
+    expect(last, JSON.stringify(result.latenciesMs)).toBeGreaterThan(140);
+  });
+
   it("counts failures by status and keeps them out of latencies and throughput counts", async () => {
     const outcomes: Outcome[] = [
       ok(100, 10),

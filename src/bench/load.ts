@@ -37,6 +37,12 @@ export interface LoadOptions {
   limit: Limit;
   onProgress?: (progress: Progress) => void;
   progressEveryMs?: number;
+  /**
+   * Open loop: requests start on a fixed schedule of this many per second (at most `concurrency`
+   * in flight). A request that starts late because every client was busy counts its wait in its
+   * latency, so a stalled server cannot hide its queue (no coordinated omission).
+   */
+  ratePerSecond?: number;
   /** Waits after a 429; injectable so tests need not wait for real. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -73,15 +79,21 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const deadline = "durationMs" in options.limit ? started + options.limit.durationMs : Infinity;
   const maxRequests = "requests" in options.limit ? options.limit.requests : Infinity;
   let inFlight = 0;
+  const interval = options.ratePerSecond ? 1000 / options.ratePerSecond : 0;
+  let scheduled = started;
 
   const client = async () => {
     while (result.sent < maxRequests && performance.now() < deadline) {
+      const due = interval > 0 ? (scheduled += interval) : 0;
+      if (due > performance.now()) await new Promise((resolve) => setTimeout(resolve, due - performance.now()));
+      if (performance.now() >= deadline) break;
+      const late = interval > 0 ? Math.max(0, performance.now() - due) : 0;
       result.sent++;
       const request = options.next();
       result.maxInFlight = Math.max(result.maxInFlight, ++inFlight);
       const outcome = await options.send(request);
       inFlight--;
-      record(result, request, outcome);
+      record(result, request, { ...outcome, latencyMs: outcome.latencyMs + late });
       const pause = pauseAfter(outcome);
       // Never sleep past the end of a timed phase.
       if (pause > 0) await sleep(Math.min(pause, Math.max(0, deadline - performance.now())));

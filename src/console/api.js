@@ -43,6 +43,21 @@ export async function adminApi(method, path, body) {
   return data;
 }
 
+/**
+ * GET /health (public, no token): the model, the engine and the database as the load balancer
+ * sees them. A 503 is an answer here, not an error: its body says what is down.
+ */
+export async function serviceHealth() {
+  const response = await fetch("health", { cache: "no-store", credentials: "omit" });
+  let body;
+  try {
+    body = await response.json();
+  } catch {
+    body = { status: "unavailable", error: `GET /health answered ${response.status} without JSON` };
+  }
+  return body;
+}
+
 /** A path with each interpolated value URL-encoded: ids and plan names go in as data. */
 export function path(strings, ...values) {
   return strings.reduce((out, part, i) => out + part + (i < values.length ? encodeURIComponent(values[i]) : ""), "");

@@ -1,11 +1,12 @@
 import { adminApi, path } from "./api.js";
-import { byId, el, money, numberCell, wholeNumber } from "./dom.js";
+import { byId, count, el, money, numberCell, wholeNumber } from "./dom.js";
 
 /** The plans table and one form that creates a plan, or edits the one picked with "Edit". */
 
 let editing = null;
 
-export function renderPlans(plans) {
+export async function drawPlans() {
+  const { plans } = await adminApi("GET", "plans");
   byId("plan-rows").replaceChildren(...plans.map(planRow));
 }
 
@@ -14,9 +15,9 @@ function planRow(plan) {
   return el(
     "tr",
     {},
-    el("td", {}, plan.name),
+    el("td", { className: "text" }, plan.name),
     numberCell(plan.requests_per_minute),
-    numberCell(plan.allowance_questions),
+    numberCell(plan.allowance_questions === 0 ? "none (pay per token)" : count(plan.allowance_questions)),
     numberCell(money(plan.price_per_million)),
     el("td", {}, edit),
   );
@@ -54,7 +55,8 @@ function planFields() {
 
 export function wirePlans(run) {
   byId("plan-cancel").addEventListener("click", stopEditing);
-  byId("plan-form").addEventListener("submit", (event) => {
+  const form = byId("plan-form");
+  form.addEventListener("submit", (event) => {
     event.preventDefault();
     run(async () => {
       const fields = planFields();
@@ -64,6 +66,6 @@ export function wirePlans(run) {
       const verb = editing ? "Saved" : "Created";
       stopEditing();
       return `${verb} plan ${plan.name}.`;
-    });
+    }, form);
   });
 }

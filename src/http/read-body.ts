@@ -31,7 +31,13 @@ export async function readJsonBody(c: Context, maxBytes = MAX_BODY_BYTES): Promi
   if (declared > maxBytes) throw tooLarge(maxBytes);
   const incoming = nodeRequestOf(c);
   const bytes = incoming ? await readNodeBody(incoming, maxBytes) : await readAtMost(c.req.raw, maxBytes);
-  return { value: parseJson(bytes), digest: createHash("sha256").update(bytes).digest("hex") };
+  // Hashed only when asked (a request with an Idempotency-Key): most requests never need it.
+  return {
+    value: parseJson(bytes),
+    get digest() {
+      return createHash("sha256").update(bytes).digest("hex");
+    },
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import type { Database, Queries } from "./database.js";
 import { StoreError } from "./errors.js";
-import type { LedgerCheck, LedgerEntry, LedgerRepository } from "./types.js";
+import type { DailyUsage, LedgerActivity, LedgerCheck, LedgerEntry, LedgerRepository } from "./types.js";
 
 /** The largest balance kept: the largest integer a JavaScript number holds exactly. */
 export const MAX_BALANCE_MICRO = Number.MAX_SAFE_INTEGER;
@@ -67,11 +67,16 @@ export function createLedgerRepository(database: Database, now: () => number): L
       if (note !== undefined && note.length > 500) throw new StoreError("invalid_input", "a note is at most 500 characters");
       return topUp(accountId, amountMicro, note ?? null);
     },
-    async entries(accountId, options = {}) {
-      const limit = Math.min(Math.max(1, Math.trunc(options.limit ?? 50)), MAX_LEDGER_PAGE);
-      const rows = await db.selectFrom("ledger").selectAll().where("account_id", "=", accountId).orderBy("id", "desc").limit(limit).execute();
-      return rows.map((row) => toEntry(row as EntryRow));
+    entries: async (accountId, options = {}) => (await newestFirst(db, accountId, pageSize(options.limit), options.before)).map(toEntry),
+    async entryPage(accountId, options) {
+      const limit = pageSize(options.limit);
+      // One more than asked: whether an older page exists, without a count.
+      const rows = await newestFirst(db, accountId, limit + 1, options.before);
+      const entries = rows.slice(0, limit).map(toEntry);
+      return { entries, nextBefore: rows.length > limit ? entries[limit - 1].id : null };
     },
+    usageByDay: (accountId, range) => usageByDay(db, accountId, range),
+    activity: (range) => activity(db, range),
     async usage(accountId, period) {
       const row = await db
         .selectFrom("accounts as a")
@@ -92,6 +97,72 @@ export function createLedgerRepository(database: Database, now: () => number): L
       };
     },
     check: () => checkLedger(db),
+  };
+}
+
+const pageSize = (limit = 50) => Math.min(Math.max(1, Math.trunc(limit)), MAX_LEDGER_PAGE);
+
+/** `limit` entries of the account, newest first, older than the entry `before` when given. */
+async function newestFirst(db: Queries, accountId: string, limit: number, before?: number): Promise<EntryRow[]> {
+  let query = db.selectFrom("ledger").selectAll().where("account_id", "=", accountId);
+  if (before !== undefined) query = query.where("id", "<", before);
+  return (await query.orderBy("id", "desc").limit(limit).execute()) as EntryRow[];
+}
+
+const DAY_MS = 86_400_000;
+/** Judgments settle as one entry each: on the plan allowance, or charged to the balance. */
+const JUDGMENT_KINDS = ["plan", "charge"] as const;
+
+async function usageByDay(db: Queries, accountId: string, range: { start: number; end: number }): Promise<DailyUsage[]> {
+  const midnight = Math.floor(range.start / DAY_MS) * DAY_MS;
+  const rows = await db
+    .selectFrom("ledger")
+    .select((eb) => [
+      // CAST: SQLite may bind the numbers as reals; the division must still truncate to a day.
+      sql<number>`CAST((at - ${midnight}) / ${DAY_MS} AS BIGINT)`.as("day"),
+      eb.fn.countAll<number>().as("requests"),
+      eb.fn.sum<number>("questions").as("questions"),
+      eb.fn.sum<number>("input_tokens").as("input_tokens"),
+      sql<number>`SUM(CASE WHEN kind = 'charge' THEN -amount_micro ELSE 0 END)`.as("charged_micro"),
+    ])
+    .where("account_id", "=", accountId)
+    .where("kind", "in", JUDGMENT_KINDS)
+    .where("at", ">=", range.start)
+    .where("at", "<", range.end)
+    // By position: PostgreSQL would not see two parameterised copies of the expression as one.
+    .groupBy(sql`1`)
+    .orderBy(sql`1`)
+    .execute();
+  return rows.map((row) => ({
+    day: midnight + row.day * DAY_MS,
+    requests: row.requests,
+    questions: row.questions,
+    inputTokens: row.input_tokens,
+    chargedMicro: row.charged_micro,
+  }));
+}
+
+async function activity(db: Queries, range: { start: number; end: number }): Promise<LedgerActivity> {
+  const judgment = sql`kind IN ('plan', 'charge')`;
+  const row = await db
+    .selectFrom("ledger")
+    .select([
+      sql<number | null>`SUM(CASE WHEN ${judgment} THEN 1 ELSE 0 END)`.as("requests"),
+      sql<number | null>`SUM(CASE WHEN ${judgment} THEN questions ELSE 0 END)`.as("questions"),
+      sql<number | null>`SUM(CASE WHEN ${judgment} THEN input_tokens ELSE 0 END)`.as("input_tokens"),
+      sql<number | null>`SUM(CASE WHEN kind = 'charge' THEN -amount_micro ELSE 0 END)`.as("charged_micro"),
+      sql<number | null>`SUM(CASE WHEN kind = 'top_up' THEN amount_micro ELSE 0 END)`.as("topped_up_micro"),
+    ])
+    .where("at", ">=", range.start)
+    .where("at", "<", range.end)
+    .executeTakeFirstOrThrow();
+  // SUM over no rows is NULL.
+  return {
+    requests: row.requests ?? 0,
+    questions: row.questions ?? 0,
+    inputTokens: row.input_tokens ?? 0,
+    chargedMicro: row.charged_micro ?? 0,
+    toppedUpMicro: row.topped_up_micro ?? 0,
   };
 }
 

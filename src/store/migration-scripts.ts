@@ -14,6 +14,8 @@ export interface Migration {
   sql: Record<DialectName, string>;
 }
 
+const LEDGER_BY_TIME = `CREATE INDEX ledger_at ON ledger(at);`;
+
 const RATE_WINDOWS_BY_KEY = `
       -- The rate limiter counts whatever key it is given, not only accounts.
       ALTER TABLE rate_windows RENAME COLUMN account_id TO key;
@@ -245,5 +247,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 3,
     name: "rate_windows_by_key",
     sql: { sqlite: RATE_WINDOWS_BY_KEY, postgres: RATE_WINDOWS_BY_KEY },
+  },
+  {
+    version: 4,
+    name: "ledger_by_time",
+    // The console's overview totals today's and this month's entries: without it, a scan of the whole ledger.
+    sql: { sqlite: LEDGER_BY_TIME, postgres: LEDGER_BY_TIME },
   },
 ];

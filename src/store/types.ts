@@ -60,10 +60,37 @@ export interface AuthenticatedKey {
   terms: AccountTerms;
 }
 
+/** An account as a list shows it: its plan, and its latest usage row that has begun. */
+export interface AccountListing {
+  account: Account;
+  plan: Plan;
+  /**
+   * The usage row with the latest period start not after now, or null. The store knows nothing
+   * of periods: the caller compares `periodStart` with the account's current period.
+   */
+  latestUsage: { periodStart: number; used: number; reserved: number } | null;
+}
+
+export interface AccountPageQuery {
+  /** Part of the name (case-insensitive for ASCII letters) or the whole account id. */
+  search?: string;
+  limit: number;
+  offset: number;
+}
+
+export interface AccountPage {
+  /** Oldest first. */
+  accounts: AccountListing[];
+  /** How many accounts match the search, on every page. */
+  total: number;
+}
+
 export interface AccountsRepository {
   /** On the plan named (by id or name), or on the "default" plan. */
   create(input: { name: string; plan?: string }): Promise<Account>;
   list(): Promise<Account[]>;
+  /** One page of accounts with their plans and usage, in one query. */
+  page(query: AccountPageQuery): Promise<AccountPage>;
   get(id: string): Promise<Account | undefined>;
   setPlan(accountId: string, plan: string): Promise<Account>;
 }
@@ -211,9 +238,36 @@ export interface LedgerCheck {
   mismatches: { accountId: string; what: string; unit: "micro_eur" | "questions"; column: number; ledgerSum: number }[];
 }
 
+/** What a stretch of time saw in the ledger: judgments (plan and charge entries) and top-ups. */
+export interface LedgerActivity {
+  /** Judgment requests settled (one ledger entry each). */
+  requests: number;
+  questions: number;
+  inputTokens: number;
+  /** Micro-euros charged to balances (positive). */
+  chargedMicro: number;
+  toppedUpMicro: number;
+}
+
+/** One UTC day of an account's judgments; `day` is the day's midnight. */
+export interface DailyUsage {
+  day: number;
+  requests: number;
+  questions: number;
+  inputTokens: number;
+  chargedMicro: number;
+}
+
 export interface LedgerRepository {
   topUp(accountId: string, amountMicro: number, note?: string): Promise<{ entry: LedgerEntry; balanceMicro: number }>;
-  entries(accountId: string, options?: { limit?: number }): Promise<LedgerEntry[]>;
+  /** Newest first; `before` (an entry id) pages further back. */
+  entries(accountId: string, options?: { limit?: number; before?: number }): Promise<LedgerEntry[]>;
+  /** A page of `entries`, with the `before` of the next page, or null when this page is the last. */
+  entryPage(accountId: string, options: { limit: number; before?: number }): Promise<{ entries: LedgerEntry[]; nextBefore: number | null }>;
+  /** The account's judgments from `start` (included) to `end` (excluded), by UTC day; days without any are absent. */
+  usageByDay(accountId: string, range: { start: number; end: number }): Promise<DailyUsage[]>;
+  /** Every account's judgments and top-ups from `start` (included) to `end` (excluded). */
+  activity(range: { start: number; end: number }): Promise<LedgerActivity>;
   /** The account's balance and its usage of `period` (which the caller computes). */
   usage(accountId: string, period: { start: number; end: number }): Promise<Usage | undefined>;
   check(): Promise<LedgerCheck>;

@@ -1,6 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
+import type { AdminMemory } from "./last-check.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
 import { LedgerCheckView, ledgerCheckView } from "./views.js";
 
@@ -19,6 +20,10 @@ const route = createRoute({
   },
 });
 
-export function registerCheckLedger(api: AdminApi, services: Services): void {
-  addRoute(api, route, async (c) => c.json(ledgerCheckView(await services.ledger.check()), 200));
+export function registerCheckLedger(api: AdminApi, services: Services, memory: AdminMemory): void {
+  addRoute(api, route, async (c) => {
+    const check = await services.ledger.check();
+    memory.lastLedgerCheck = { at: Date.now(), check };
+    return c.json(ledgerCheckView(check), 200);
+  });
 }

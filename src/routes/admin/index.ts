@@ -10,6 +10,9 @@ import { registerCreateKey } from "./create-key.js";
 import { registerCreatePlan } from "./create-plan.js";
 import { registerCreateTopUp } from "./create-top-up.js";
 import { registerGetAccount } from "./get-account.js";
+import { registerGetAccountUsage } from "./get-account-usage.js";
+import { registerGetOverview } from "./get-overview.js";
+import type { AdminMemory } from "./last-check.js";
 import { registerListAccounts } from "./list-accounts.js";
 import { registerListLedger } from "./list-ledger.js";
 import { registerListPlans } from "./list-plans.js";
@@ -39,18 +42,21 @@ export function registerAdmin(app: App, deps: AdminDeps): void {
 /** Every admin endpoint, each in its own file, with its own OpenAPI document. */
 export function buildAdminApi(services: Services): AdminApi {
   const api = new OpenAPIHono<AppEnv>();
+  const memory: AdminMemory = {};
+  registerGetOverview(api, services, memory);
   registerListPlans(api, services);
   registerCreatePlan(api, services);
   registerUpdatePlan(api, services);
   registerListAccounts(api, services);
   registerCreateAccount(api, services);
   registerGetAccount(api, services);
+  registerGetAccountUsage(api, services);
   registerSetAccountPlan(api, services);
   registerCreateTopUp(api, services);
   registerListLedger(api, services);
   registerCreateKey(api, services);
   registerRevokeKey(api, services);
-  registerCheckLedger(api, services);
+  registerCheckLedger(api, services, memory);
   registerAdminOpenApi(api);
   return api;
 }

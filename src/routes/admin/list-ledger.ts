@@ -4,40 +4,45 @@ import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { summaryOr404 } from "./account-summary.js";
 import { AccountIdParams } from "./get-account.js";
-import { readQuery } from "./input.js";
+import { readQuery, wholeNumberParam } from "./input.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
 import { LedgerEntryView, ledgerEntryView } from "./views.js";
 
 const LedgerQuery = z.object({
-  limit: z
-    .string()
-    .regex(/^\d{1,4}$/, `must be a whole number from 1 to ${MAX_LEDGER_PAGE}`)
-    .transform(Number)
-    .pipe(z.number().min(1, `must be at least 1`).max(MAX_LEDGER_PAGE, `must be at most ${MAX_LEDGER_PAGE}`))
-    .optional()
-    .openapi({ description: `How many entries, newest first: 1 to ${MAX_LEDGER_PAGE}, 50 by default.`, type: "string" }),
+  limit: wholeNumberParam(1, MAX_LEDGER_PAGE, `How many entries, newest first: 1 to ${MAX_LEDGER_PAGE}, 50 by default.`),
+  before: wholeNumberParam(1, Number.MAX_SAFE_INTEGER, "Only entries older than the entry with this id: the next_before of the previous page."),
 });
 
 const route = createRoute({
   method: "get",
   path: "/admin/v1/accounts/{id}/ledger",
-  summary: "An account's latest ledger entries",
+  summary: "An account's ledger entries, newest first, a page at a time",
   security: ADMIN_SECURITY,
   request: { params: AccountIdParams, query: LedgerQuery },
   responses: {
     200: {
       description: "Entries, newest first.",
       headers: requestIdHeader,
-      content: { "application/json": { schema: z.object({ entries: z.array(LedgerEntryView) }) } },
+      content: {
+        "application/json": {
+          schema: z
+            .object({
+              entries: z.array(LedgerEntryView),
+              next_before: z.number().int().nullable().openapi({ description: "Pass as ?before= for the next (older) page; null on the last page." }),
+            })
+            .openapi("AdminLedgerPage"),
+        },
+      },
     },
-    ...adminErrors("No such account (account_not_found).", { 400: "limit is not a whole number from 1 to 500." }),
+    ...adminErrors("No such account (account_not_found).", { 400: `limit is not a whole number from 1 to ${MAX_LEDGER_PAGE}, or before not a positive whole number.` }),
   },
 });
 
 export function registerListLedger(api: AdminApi, services: Services): void {
   addRoute(api, route, async (c) => {
     const { id } = (await summaryOr404(services, c.req.param("id")!)).account;
-    const { limit } = readQuery(c, LedgerQuery);
-    return c.json({ entries: (await services.accounts.entries(id, { limit: limit ?? 50 })).map(ledgerEntryView) }, 200);
+    const { limit, before } = readQuery(c, LedgerQuery);
+    const page = await services.accounts.entryPage(id, { limit: limit ?? 50, before });
+    return c.json({ entries: page.entries.map(ledgerEntryView), next_before: page.nextBefore }, 200);
   });
 }

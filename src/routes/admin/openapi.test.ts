@@ -29,6 +29,8 @@ const ADMIN_OPERATIONS = [
   "get /admin/v1/accounts",
   "post /admin/v1/accounts",
   "get /admin/v1/accounts/{id}",
+  "get /admin/v1/accounts/{id}/usage",
+  "get /admin/v1/overview",
   "put /admin/v1/accounts/{id}/plan",
   "post /admin/v1/accounts/{id}/top-ups",
   "get /admin/v1/accounts/{id}/ledger",
@@ -121,6 +123,8 @@ describe("the admin API's real responses", () => {
     const account = await conforms("/admin/v1/accounts", adminCall(server, "POST", "/admin/v1/accounts", { body: { name: "doc", plan: "documented" } }), 201);
     const id = account.json.id;
     await conforms("/admin/v1/accounts", adminCall(server, "GET", "/admin/v1/accounts"), 200);
+    await conforms("/admin/v1/accounts", adminCall(server, "GET", "/admin/v1/accounts?search=do&limit=1&offset=0"), 200);
+    await conforms("/admin/v1/accounts", adminCall(server, "GET", "/admin/v1/accounts?limit=0"), 400);
     await conforms("/admin/v1/accounts/{id}/top-ups", adminCall(server, "POST", `/admin/v1/accounts/${id}/top-ups`, { body: { amount: "1.25", note: "n" } }), 201);
     await conforms("/admin/v1/accounts/{id}/top-ups", adminCall(server, "POST", `/admin/v1/accounts/${id}/top-ups`, { body: { amount: "1e3" } }), 400);
     const key = await conforms("/admin/v1/accounts/{id}/keys", adminCall(server, "POST", `/admin/v1/accounts/${id}/keys`, { body: { name: "k" } }), 201);
@@ -130,9 +134,13 @@ describe("the admin API's real responses", () => {
     await conforms("/admin/v1/accounts/{id}/plan", adminCall(server, "PUT", `/admin/v1/accounts/${id}/plan`, { body: { plan: "default" } }), 200);
     await conforms("/admin/v1/accounts/{id}/ledger", adminCall(server, "GET", `/admin/v1/accounts/${id}/ledger?limit=10`), 200);
     await conforms("/admin/v1/accounts/{id}/ledger", adminCall(server, "GET", `/admin/v1/accounts/${id}/ledger?limit=0`), 400);
+    await conforms("/admin/v1/accounts/{id}/ledger", adminCall(server, "GET", `/admin/v1/accounts/${id}/ledger?limit=1&before=999999`), 200);
+    await conforms("/admin/v1/accounts/{id}/usage", adminCall(server, "GET", `/admin/v1/accounts/${id}/usage`), 200);
+    await conforms("/admin/v1/accounts/{id}/usage", adminCall(server, "GET", "/admin/v1/accounts/acct_nope/usage"), 404);
     await conforms("/admin/v1/keys/{id}/revoke", adminCall(server, "POST", `/admin/v1/keys/${key.json.id}/revoke`), 200);
     await conforms("/admin/v1/keys/{id}/revoke", adminCall(server, "POST", "/admin/v1/keys/key_nope/revoke"), 404);
     await conforms("/admin/v1/ledger/check", adminCall(server, "GET", "/admin/v1/ledger/check"), 200);
     await conforms("/admin/v1/ledger/check", adminCall(server, "GET", "/admin/v1/ledger/check", { token: null }), 404);
+    await conforms("/admin/v1/overview", adminCall(server, "GET", "/admin/v1/overview"), 200);
   });
 });

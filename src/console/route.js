@@ -1,0 +1,28 @@
+/**
+ * Where the console is: the part of the address after #, so every view has an address that
+ * survives a reload and the browser's Back button. Nothing secret ever goes in it.
+ *   #/overview   #/accounts?q=acme&offset=25   #/accounts/<id>   #/plans
+ */
+
+export function currentRoute() {
+  const [path, query = ""] = location.hash.replace(/^#\/?/, "").split("?");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  const params = new URLSearchParams(query);
+  if (parts[0] === "accounts" && parts[1]) return { view: "account", id: parts[1] };
+  if (parts[0] === "accounts") {
+    const offset = Number(params.get("offset"));
+    return { view: "accounts", search: params.get("q") ?? "", offset: Number.isSafeInteger(offset) && offset > 0 ? offset : 0 };
+  }
+  if (parts[0] === "plans") return { view: "plans" };
+  return { view: "overview" };
+}
+
+export const accountLink = (id) => `#/accounts/${encodeURIComponent(id)}`;
+
+export function accountsLink({ search = "", offset = 0 } = {}) {
+  const params = new URLSearchParams();
+  if (search) params.set("q", search);
+  if (offset > 0) params.set("offset", String(offset));
+  const query = params.toString();
+  return query ? `#/accounts?${query}` : "#/accounts";
+}

@@ -1,0 +1,92 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { formatEuros } from "../../billing/money.js";
+import type { Services } from "../../services/build.js";
+import type { Overview } from "../../services/accounts.js";
+import { requestIdHeader } from "../shared.schema.js";
+import { httpCounts } from "./http-counts.js";
+import type { AdminMemory } from "./last-check.js";
+import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const count = (description: string) => z.number().int().openapi({ description });
+
+const Activity = z
+  .object({
+    start: z.string(),
+    end: z.string(),
+    requests: count("Judgment requests settled (each one ledger entry; refused requests are not in the ledger)."),
+    questions: count("Questions answered."),
+    input_tokens: count("Input tokens read and billed."),
+    charged_micro: count("Charged to prepaid balances, in micro-euros."),
+    charged: z.string().openapi({ description: "Charged to prepaid balances, exact decimal euros.", example: "12.50" }),
+    topped_up_micro: count("Top-ups received, in micro-euros."),
+    topped_up: z.string().openapi({ description: "Top-ups received, exact decimal euros.", example: "100.00" }),
+  })
+  .openapi("AdminActivity", { description: "Every account's ledger entries from start (included) to end (excluded)." });
+
+const OverviewView = z
+  .object({
+    accounts: count("Accounts in all."),
+    today: Activity.openapi({ description: "Since 00:00 UTC today." }),
+    month: Activity.openapi({ description: "Since the first of this month, 00:00 UTC." }),
+    http: z
+      .object({
+        since: z.string().nullable().openapi({ description: "When this instance started: the counts are its own since then." }),
+        requests: count("Requests answered by this instance, the admin API and console excluded."),
+        status_2xx: z.number().int(),
+        status_4xx: count("Refusals: bad input, unknown or revoked keys (401), insufficient funds (402), rate limits (429), unknown paths."),
+        status_5xx: z.number().int(),
+      })
+      .openapi({ description: "This instance's own counters (as GET /metrics has them): behind a load balancer, each instance counts its own." }),
+    ledger_check: z
+      .object({ checked_at: z.string(), ok: z.boolean(), accounts: z.number().int(), mismatches: z.number().int() })
+      .nullable()
+      .openapi({ description: "The last GET /admin/v1/ledger/check this instance ran; null when it ran none since it started." }),
+  })
+  .openapi("AdminOverview");
+
+const route = createRoute({
+  method: "get",
+  path: "/admin/v1/overview",
+  summary: "Today and this month across all accounts, this instance's response counts, the last ledger check",
+  security: ADMIN_SECURITY,
+  responses: {
+    200: { description: "The overview.", headers: requestIdHeader, content: { "application/json": { schema: OverviewView } } },
+    ...adminErrors(""),
+  },
+});
+
+const activityView = (activity: Overview["today"]): z.infer<typeof Activity> => ({
+  start: iso(activity.start),
+  end: iso(activity.end),
+  requests: activity.requests,
+  questions: activity.questions,
+  input_tokens: activity.inputTokens,
+  charged_micro: activity.chargedMicro,
+  charged: formatEuros(activity.chargedMicro),
+  topped_up_micro: activity.toppedUpMicro,
+  topped_up: formatEuros(activity.toppedUpMicro),
+});
+
+export function registerGetOverview(api: AdminApi, services: Services, memory: AdminMemory): void {
+  addRoute(api, route, async (c) => {
+    const [overview, http] = await Promise.all([services.accounts.overview(), httpCounts(services.metrics)]);
+    const last = memory.lastLedgerCheck;
+    return c.json(
+      {
+        accounts: overview.accounts,
+        today: activityView(overview.today),
+        month: activityView(overview.month),
+        http: {
+          since: http.since === null ? null : iso(http.since),
+          requests: http.requests,
+          status_2xx: http.status2xx,
+          status_4xx: http.status4xx,
+          status_5xx: http.status5xx,
+        },
+        ledger_check: last ? { checked_at: iso(last.at), ok: last.check.ok, accounts: last.check.accounts, mismatches: last.check.mismatches.length } : null,
+      },
+      200,
+    );
+  });
+}
