@@ -6,7 +6,7 @@
  * upstream and the load (node:http, keep-alive) share this process. With --profile the gateway's measured phase (not its start-up) runs under the V8
  * CPU profiler and its top self-time functions and modules are printed.
  *
- *   npx tsx scripts/bench-gateway.ts [--duration 10] [--concurrency 32] [--rate N] [--questions 1|3] [--profile] [--baseline]
+ *   npx tsx scripts/bench-gateway.ts [--duration 10] [--concurrency 32] [--rate N] [--questions 1|3] [--log-level warn|info] [--profile] [--baseline]
  *
  * Without --rate the 32 clients send as fast as answers come back (closed loop: the throughput
  * ceiling, latency at saturation). With --rate N requests start N times a second (open loop, at
@@ -44,6 +44,7 @@ const { values: args } = parseArgs({
     role: { type: "string" },
     "profile-out": { type: "string" },
     baseline: { type: "boolean", default: false },
+    "log-level": { type: "string", default: "warn" },
   },
 });
 
@@ -130,7 +131,8 @@ async function main(): Promise<void> {
       JUDGE_ENGINE: "systemone",
       JUDGE_ENGINE_URL: upstream.url,
       JUDGE_ENGINE_KEY: UPSTREAM_KEY,
-      JUDGE_LOG_LEVEL: "warn",
+      // warn: no access line per request (info writes one JSON line per request to stderr).
+      JUDGE_LOG_LEVEL: args["log-level"],
     },
     profileFile,
   );

@@ -38,7 +38,10 @@ export type ServicesConfig = Pick<
  * The clock is injectable for tests of periods, windows and expiry; nothing else is. `mustExist`
  * opens only a database that is already this service's (the CLI's administration commands).
  */
-export async function buildServices(config: ServicesConfig, options: { now?: () => number; mustExist?: boolean } = {}): Promise<Services> {
+export async function buildServices(
+  config: ServicesConfig,
+  options: { now?: () => number; mustExist?: boolean; backgroundCheckpoints?: boolean } = {},
+): Promise<Services> {
   const now = options.now ?? Date.now;
   const metrics = createMetrics();
   const store = await createStore({
@@ -54,6 +57,7 @@ export async function buildServices(config: ServicesConfig, options: { now?: () 
     observe: metrics.storeObserver,
     // Administration must not create a database that a mistyped location names.
     mustExist: options.mustExist,
+    backgroundCheckpoints: options.backgroundCheckpoints,
   });
   const limiter = config.redisUrl
     ? createRedisLimiter({ url: config.redisUrl, prefix: config.redisPrefix })

@@ -5,6 +5,7 @@ import { Kysely, sql, SqliteDialect } from "kysely";
 import type { Database, Queries, Statement } from "./database.js";
 import { StoreError } from "./errors.js";
 import { SafeIntegersPlugin, safeRows } from "./safe-integers.js";
+import { FALLBACK_AUTOCHECKPOINT_PAGES, startBackgroundCheckpoints } from "./sqlite-checkpointer.js";
 import { createGroupCommit } from "./sqlite-group-commit.js";
 import type { Tables } from "./schema.js";
 
@@ -23,7 +24,7 @@ const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|READONLY|CORRUPT|N
  * Opens the SQLite database at `path`, creating it (and its directory) unless `create` is
  * false. Throws StoreError "database_unavailable" if the file cannot be opened as a database.
  */
-export function openSqlite(path: string, options: { create?: boolean } = {}): Database {
+export function openSqlite(path: string, options: { create?: boolean; backgroundCheckpoints?: boolean } = {}): Database {
   const create = options.create ?? true;
   let handle: BetterSqlite3.Database | undefined;
   try {
@@ -36,6 +37,8 @@ export function openSqlite(path: string, options: { create?: boolean } = {}): Da
     throw unavailable(path, error);
   }
   const raw = handle;
+  const checkpoints = options.backgroundCheckpoints && isFileBacked(path) ? startBackgroundCheckpoints(path) : undefined;
+  if (checkpoints) raw.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
   const db: Queries = new Kysely<Tables>({
     dialect: new SqliteDialect({ database: withStatementCache(raw) }),
     plugins: [new SafeIntegersPlugin()],
@@ -70,7 +73,10 @@ export function openSqlite(path: string, options: { create?: boolean } = {}): Da
         throw unavailable(path, error);
       }
     },
-    close: () => db.destroy(),
+    async close() {
+      await checkpoints?.stop();
+      await db.destroy();
+    },
   };
 }
 

@@ -51,6 +51,11 @@ export interface StoreOptions {
   connectTimeoutMs?: number;
   now?: () => number;
   reservationTtlMs?: number;
+  /**
+   * SQLite only: checkpoint the WAL from a thread of its own (sqlite-checkpointer.ts), so no
+   * request waits for its fsyncs. The server asks for it; short CLI commands need not.
+   */
+  backgroundCheckpoints?: boolean;
   /** Told of every repository method's time and error code (metrics); nothing else watches the store. */
   observe?: StoreObserver;
   /**
@@ -80,7 +85,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
   }
   const database = postgres
     ? await openPostgres({ url: options.location, ...options })
-    : openSqlite(options.location, { create: !options.mustExist });
+    : openSqlite(options.location, { create: !options.mustExist, backgroundCheckpoints: options.backgroundCheckpoints });
   try {
     if (options.mustExist) await guarded(database, () => requireOurTables(database, options.schema))();
     await guarded(database, () => migrate(database))();
