@@ -7,6 +7,7 @@ import type { App, AppEnv } from "./http/context.js";
 import { routeNotFound } from "./http/not-found.js";
 import { requestId } from "./http/request-id.js";
 import type { Temperatures } from "./judgment/answers.js";
+import type { DebiasMode } from "./judgment/debias.js";
 import type { Logger } from "./logger.js";
 import { registerAdmin } from "./routes/admin/index.js";
 import { registerHealth } from "./routes/health.js";
@@ -23,6 +24,8 @@ export interface AppDeps {
   log: Logger;
   maxQuestions: number;
   temperatures: Temperatures;
+  /** Option-order debiasing for requests that do not ask (JUDGE_DEBIAS); none when absent. */
+  debias?: DebiasMode;
   releaseDate: string;
   /** Longest a request may wait for and use the model before it fails with 502, uncharged. */
   requestTimeoutMs: number;
@@ -41,7 +44,14 @@ export function buildApp(deps: AppDeps): App {
 
   // Every prepare and evaluate is counted and timed (queue depth, busy time, tokens read) here, at the edge.
   const engine = meterEngine(deps.engine, services.metrics);
-  registerSystemOne(app, { ...deps, engine, keys: services.keys, limits: services.limits, billing: services.billing });
+  registerSystemOne(app, {
+    ...deps,
+    engine,
+    keys: services.keys,
+    limits: services.limits,
+    billing: services.billing,
+    debias: deps.debias ?? "none",
+  });
   registerHealth(app, { engine, health: services.health });
   registerModels(app, { ...deps, engine });
   registerOpenApi(app);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEBIAS_MODES, type DebiasMode } from "./judgment/debias.js";
 
 /**
  * The service's whole configuration, parsed once from the environment.
@@ -85,6 +86,8 @@ const ConfigSchema = z.object({
     .string()
     .min(24, "must be at least 24 characters (e.g. openssl rand -hex 24)")
     .optional(),
+  /** Option-order debiasing of choice questions for requests without `x_debias` (README, "Option-order debiasing"). */
+  JUDGE_DEBIAS: z.enum(DEBIAS_MODES).default("none"),
   /** Optional JSON calibration profile (temperatures per question type). */
   JUDGE_CALIBRATION: z.string().min(1).optional(),
   JUDGE_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
@@ -118,6 +121,7 @@ export interface Config {
   maxRequestTokens: number;
   threads: number;
   calibrationPath?: string;
+  debias: DebiasMode;
   requestTimeoutMs: number;
   reservationGraceMs: number;
   sweepIntervalMs: number;
@@ -182,6 +186,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     maxRequestTokens: raw.JUDGE_MAX_REQUEST_TOKENS,
     threads: raw.JUDGE_THREADS,
     calibrationPath: raw.JUDGE_CALIBRATION,
+    debias: raw.JUDGE_DEBIAS,
     requestTimeoutMs: raw.JUDGE_REQUEST_TIMEOUT_MS,
     reservationGraceMs: raw.JUDGE_RESERVATION_GRACE_MS,
     sweepIntervalMs: raw.JUDGE_SWEEP_INTERVAL_MS,

@@ -36,7 +36,8 @@ export class StartupError extends Error {
  */
 export async function start(config: Config, options: { engine?: JudgmentEngine } = {}): Promise<RunningService> {
   const log = createLogger(config.logLevel);
-  const services = await buildServices(config);
+  // A serving process checkpoints SQLite's WAL off the event loop (store/sqlite-checkpointer.ts).
+  const services = await buildServices(config, { backgroundCheckpoints: true });
   let engine: JudgmentEngine | undefined;
   try {
     engine = options.engine ?? (await startupStep("cannot set up the engine", () => createEngine(config, { showDownloadProgress: process.stdout.isTTY })));
@@ -68,6 +69,7 @@ async function serveWith(
     adminToken: config.adminToken,
     maxQuestions: config.maxQuestions,
     temperatures,
+    debias: config.debias,
     releaseDate: new Date().toISOString().slice(0, 10),
   });
 

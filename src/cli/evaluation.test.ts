@@ -100,6 +100,28 @@ describe("judge eval against the real server", () => {
     expect(readFileSync(join(out, "reliability.svg"), "utf8")).toMatch(/^<svg [^>]*>[\s\S]*<\/svg>\n$/);
   });
 
+  it("with --debias canonical no shuffle of the options moves an answer; with --debias shift no cyclic shift does", async () => {
+    const choices = sampleItems.reduce((n, i) => n + Object.values<any>(i.questions).filter((q) => q.type === "choice").length, 0);
+    const evalJson = async (...args: string[]) =>
+      JSON.parse((await judge("eval", sample, "--url", server.url, "--key", server.key, "--json", "--seed", "5", ...args)).stdout);
+    // The tiny model is strongly position-biased: without debiasing the check sees it.
+    const plain = await evalJson("--out", join(dir, "order-plain"), "--option-order", "shift");
+    expect(plain.robustness.optionOrder.overall.changedRate, show(plain.robustness)).toBeGreaterThan(0);
+    expect(plain, show(plain)).not.toHaveProperty("debias");
+
+    for (const [debias, order] of [["canonical", "shuffle"], ["shift", "shift"]]) {
+      const summary = await evalJson("--out", join(dir, `order-${debias}`), "--option-order", order, "--debias", debias);
+      const context = show({ debias, order, robustness: summary.robustness, usage: summary.usage });
+      expect(summary.debias, context).toBe(debias);
+      expect(summary.robustness.optionOrder, context).toMatchObject({ mode: order, overall: { compared: choices, changedRate: 0, maxAbsChange: 0 } });
+      expect(summary.usage.input_tokens, `${debias} reads more than one presentation per choice\n${context}`).toBeGreaterThan(
+        debias === "shift" ? plain.usage.input_tokens : 0,
+      );
+      const html = readFileSync(join(dir, `order-${debias}`, "report.html"), "utf8");
+      expect(html, html.slice(0, 2000)).toContain(`x_debias <code>${debias}</code>`);
+    }
+  });
+
   it("prints a table for people without --json", async () => {
     const run = await judge("eval", sample, "--url", server.url, "--key", server.key, "--out", join(dir, "text"), "--error-rate", "0.2");
     expect(run.stdout, run.stdout).toMatch(/^Evaluated 15 items \(\d+ answers\)/);

@@ -2,6 +2,7 @@ import { InvalidArgumentError, Option, type Command } from "commander";
 import { EvaluationRunError, JudgmentRequestError } from "../evaluation/client.js";
 import { calibrateCommand, evalCommand, type CommandIo, type CommandOutput, type ServerOptions } from "../evaluation/commands.js";
 import { DatasetError } from "../evaluation/dataset.js";
+import { DEBIAS_MODES, type DebiasMode } from "../judgment/debias.js";
 import { CliError, emit } from "./context.js";
 
 /**
@@ -67,6 +68,7 @@ interface EvalFlags extends ServerFlags {
   out: string;
   errorRate: number[];
   optionOrder?: "shift" | "shuffle";
+  debias?: DebiasMode;
   questionIds?: boolean;
   interference?: boolean;
   seed: number;
@@ -95,12 +97,17 @@ export function registerEvaluationCommands(program: Command): void {
         .default([0.01, 0.05, 0.1], "0.01,0.05,0.1"),
     )
     .addOption(new Option("--option-order <mode>", "check: ask again with choice options reordered").choices(["shift", "shuffle"]))
+    .addOption(
+      new Option("--debias <mode>", "send x_debias with every request: the server's option-order debiasing (default: the server's)").choices([
+        ...DEBIAS_MODES,
+      ]),
+    )
     .option("--question-ids", "check: ask again with the questions renamed")
     .option("--interference", "check: ask each question alone as well as with its item's others")
     .option("--seed <n>", "seed of the shuffle", integer(0), 1);
   withServerOptions(evaluate).action(async (dataset: string, flags: EvalFlags, command: Command) => {
     const checks = { order: flags.optionOrder, ids: flags.questionIds === true, interference: flags.interference === true };
-    const options = { ...serverOptions(flags), out: flags.out, errorRates: flags.errorRate, seed: flags.seed, checks };
+    const options = { ...serverOptions(flags), out: flags.out, errorRates: flags.errorRate, seed: flags.seed, checks, debias: flags.debias };
     await run(command, () => evalCommand(dataset, options, io));
   });
 

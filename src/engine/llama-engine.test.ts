@@ -151,6 +151,21 @@ describe("budgets and counting", () => {
     expect(two - one, `one question: ${one}, two: ${two}`).toBeGreaterThan(0);
   });
 
+  it("reports each question's own tokens: the prefix is the rest, and each is what that question adds alone", async () => {
+    const questions = [choice(3), choice(30), score(4), { type: "noul", instructions: "It holds." } as Question];
+    const prepared = await engine.prepare(buildPrompt(STATE, questions));
+    const perQuestion = prepared.questionTokens!;
+    const context = JSON.stringify({ inputTokens: prepared.inputTokens, perQuestion });
+    expect(perQuestion, context).toHaveLength(questions.length);
+    const prefix = prepared.inputTokens - perQuestion.reduce((a, b) => a + b, 0);
+    const empty = (await engine.prepare(buildPrompt(STATE, []))).inputTokens;
+    expect(prefix, context).toBe(empty);
+    for (const [i, q] of questions.entries()) {
+      const alone = (await engine.prepare(buildPrompt(STATE, [q]))).inputTokens;
+      expect(perQuestion[i], `question ${i}: ${context}`).toBe(alone - empty);
+    }
+  });
+
   it("refuses a state over the context budget before running the model", async () => {
     const huge = "word ".repeat(10_000);
     await expect(engine.prepare(buildPrompt(huge, [choice(2)]))).rejects.toThrow(BudgetError);

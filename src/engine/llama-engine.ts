@@ -64,6 +64,7 @@ class PreparedLlamaJudgment implements PreparedJudgment {
     readonly prefixTokens: Token[],
     readonly questions: PreparedQuestion[],
     readonly inputTokens: number,
+    readonly questionTokens: readonly number[],
   ) {}
 }
 
@@ -166,6 +167,7 @@ function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: L
   // Per sequence: node-llama-cpp gives each slot this many cells of its own.
   const budget = loaded.context.contextSize;
   let inputTokens = prefixTokens.length;
+  const questionTokens: number[] = [];
   const questions = prompt.questions.map((question, index) => {
     const tokens = tokenize(loaded.template.suffix(question.text));
     const trie = buildLabelTrie(question.labels.map((label) => loaded.model.tokenize(label) as Token[]));
@@ -178,7 +180,8 @@ function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: L
     }
     // Billed: the prompt's tokens and one per label branch. The engine's re-reads (the token
     // before a label token, evaluated again so no batch holds one token) are its own cost.
-    inputTokens += tokens.length + branchTokenCount(trie);
+    questionTokens.push(tokens.length + branchTokenCount(trie));
+    inputTokens += questionTokens[index];
     return { tokens, trie, labelCount: question.labels.length };
   });
   if (inputTokens > options.maxRequestTokens) {
@@ -186,7 +189,7 @@ function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: L
       `the request needs ${inputTokens} input tokens, over the limit of ${options.maxRequestTokens} per request`,
     );
   }
-  return new PreparedLlamaJudgment(prefixTokens, questions, inputTokens);
+  return new PreparedLlamaJudgment(prefixTokens, questions, inputTokens, questionTokens);
 }
 
 async function evaluateJudgment(

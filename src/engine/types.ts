@@ -55,6 +55,12 @@ export interface PreparedJudgment {
   readonly inputTokens: number;
   /** False for engines that cannot count before asking (the gateway); the result then says what was read. */
   readonly inputTokensExact: boolean;
+  /**
+   * Each question's own billed tokens (prompt order), where the engine counts them: `inputTokens`
+   * less their sum is the shared prefix. A caller that evaluates the questions in several rounds
+   * over the same prefix (option-order debiasing) bills the prefix once plus the questions read.
+   */
+  readonly questionTokens?: readonly number[];
 }
 
 export interface EngineResult {

@@ -1,5 +1,6 @@
 import { readFile, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
+import type { DebiasMode } from "../judgment/debias.js";
 import { createJudgmentClient, EvaluationRunError, type JudgmentClient } from "./client.js";
 import { parseDataset, type DatasetItem } from "./dataset.js";
 import { createProgress, type Progress } from "./progress.js";
@@ -81,6 +82,7 @@ export interface EvalCommandOptions extends ServerOptions {
   errorRates: number[];
   checks: EvalChecks;
   seed: number;
+  debias?: DebiasMode;
 }
 
 export async function evalCommand(dataset: string, options: EvalCommandOptions, io: CommandIo): Promise<CommandOutput> {

@@ -15,7 +15,8 @@ export function evalReportHtml(result: EvalResult, context: EvalContext): string
   const answers = result.metrics.overall?.answers ?? 0;
   const body = [
     `<h1>judge eval</h1>`,
-    `<p>Dataset <code>${esc(context.dataset)}</code> · server <code>${esc(context.url)}</code> · model <code>${esc(result.models.join(", "))}</code><br>` +
+    `<p>Dataset <code>${esc(context.dataset)}</code> · server <code>${esc(context.url)}</code> · model <code>${esc(result.models.join(", "))}</code>` +
+      `${result.debias ? ` · x_debias <code>${esc(result.debias)}</code>` : ""}<br>` +
       `${result.items} items, ${answers} answers · ${result.usage.requests} requests, ${result.usage.input_tokens} input tokens</p>`,
     result.models.length > 1 ? `<p class="note">Warning: the server answered as several models; the figures mix them.</p>` : "",
     `<h2>Metrics</h2>`,

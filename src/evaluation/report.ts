@@ -66,7 +66,8 @@ function robustnessTable(result: EvalResult): string | undefined {
 export function formatEvalText(result: EvalResult, context: EvalContext, written: string[]): string {
   const lines = [
     `Evaluated ${result.items} items (${result.metrics.overall?.answers ?? 0} answers) from ${context.dataset} ` +
-      `against ${context.url}, model ${result.models.join(", ")}: ${result.usage.requests} requests, ${result.usage.input_tokens} input tokens.`,
+      `against ${context.url}, model ${result.models.join(", ")}${result.debias ? `, x_debias ${result.debias}` : ""}: ` +
+      `${result.usage.requests} requests, ${result.usage.input_tokens} input tokens.`,
     "",
     metricsTable(result.metrics),
   ];

@@ -26,10 +26,10 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function evaluate(respond: (body: any) => ScriptedResponse, checks: EvalChecks) {
+async function evaluate(respond: (body: any) => ScriptedResponse, checks: EvalChecks, extra: { debias?: "none" | "canonical" | "shift" } = {}) {
   server = await startFakeJudgeServer(respond);
   const client = createJudgmentClient({ url: server.url, key: "k" });
-  return runEvaluation({ items, client, concurrency: 2, errorRates: [0.5], checks, seed: 7, model: "jev-latest", progress: () => ({ advance() {}, finish() {} }) });
+  return runEvaluation({ items, client, concurrency: 2, errorRates: [0.5], checks, seed: 7, model: "jev-latest", progress: () => ({ advance() {}, finish() {} }), ...extra });
 }
 
 describe("runEvaluation", () => {
@@ -54,6 +54,17 @@ describe("runEvaluation", () => {
     expect(order.overall!.maxAbsChange).toBeCloseTo(0.6 - 0.2, 12);
     const reordered = server!.received.find((r) => Object.keys(r.body.questions.pick?.criteria ?? {})[0] === "green");
     expect(reordered, show(server!.received.map((r) => r.body))).toBeDefined();
+  });
+
+  it("--debias: every request, variants included, carries x_debias; none is sent without it", async () => {
+    const result = await evaluate((body) => replyTo(body), { order: "shuffle", ids: true, interference: true }, { debias: "shift" });
+    expect(result.debias).toBe("shift");
+    expect(server!.received.length, show(server!.received)).toBe(result.usage.requests);
+    expect(server!.received.map((r) => r.body.x_debias), show(server!.received.map((r) => r.body))).toEqual(server!.received.map(() => "shift"));
+    await server!.close();
+    const plain = await evaluate((body) => replyTo(body), { order: "shuffle" });
+    expect(plain).not.toHaveProperty("debias");
+    expect(server!.received.filter((r) => "x_debias" in r.body), show(server!.received.map((r) => r.body))).toEqual([]);
   });
 
   it("question ids: a server that reads the ids is caught; one that does not is not", async () => {

@@ -1,4 +1,5 @@
 import { Mulberry32 } from "../fixtures/prng.js";
+import type { DebiasMode } from "../judgment/debias.js";
 import { keyed } from "../judgment/keyed.js";
 import { confusionTables, type Confusion } from "./confusion.js";
 import { labelErrors, sendAll, type JudgmentClient, type JudgmentReply, type LabelledRequest } from "./client.js";
@@ -36,6 +37,8 @@ export interface EvalRunOptions {
   seed: number;
   /** Sent as the request's `model` when set. */
   model?: string;
+  /** Sent as every request's `x_debias` when set (this server's option-order debiasing). */
+  debias?: DebiasMode;
   progress: (total: number) => { advance(): void; finish(): void };
 }
 
@@ -54,6 +57,8 @@ export interface EvalRecord {
 export interface EvalResult {
   models: string[];
   items: number;
+  /** The `x_debias` every request carried, when one was asked for. */
+  debias?: DebiasMode;
   metrics: SummaryByType;
   /** Choice answers only: true label against predicted label, per option set. */
   confusion: Confusion;
@@ -96,6 +101,7 @@ export async function runEvaluation(options: EvalRunOptions): Promise<EvalResult
   return {
     models: [...new Set(replies.map((r) => r.model))],
     items: options.items.length,
+    ...(options.debias && { debias: options.debias }),
     metrics: summariseByType(records.map(toPrediction), options.errorRates),
     confusion: confusionTables(records),
     robustness: {
@@ -131,7 +137,7 @@ function changeOf(q: LabelledQuestion, base: Map<string, number[]>, reply: Judgm
 
 function planRequests(options: EvalRunOptions): Planned[] {
   const rng = new Mulberry32(options.seed);
-  const extra = options.model === undefined ? {} : { model: options.model };
+  const extra = { ...(options.model !== undefined && { model: options.model }), ...(options.debias && { x_debias: options.debias }) };
   const planned: Planned[] = [];
   for (const item of options.items) {
     const add = (questions: Record<string, unknown>, label: string, check?: Planned["check"]) =>

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { DEBIAS_MODES, MAX_SHIFTS, SHIFT_TOLERANCE } from "../judgment/debias.js";
 import { Answer, Content, explain, noEmptyKeys, Question, recordOf } from "../judgment/schema.js";
 
 /**
@@ -32,6 +33,16 @@ export const JudgmentRequest = z
         "Extension of this server: when true, every answer also carries `logits`, the model's raw " +
         "uncalibrated log-probability of each label (for calibration tools).",
     }),
+    x_debias: z
+      .enum(DEBIAS_MODES, { error: 'x_debias must be one of "none", "canonical", "shift"' })
+      .optional()
+      .openapi({
+        description:
+          "Extension of this server: option-order debiasing of choice questions (score and noul are never reordered). " +
+          '"canonical" shows the options sorted by key, so the answer does not depend on their order; "shift" averages ' +
+          `the log-probabilities over up to ${MAX_SHIFTS} cyclic rotations, stopping once no probability moves by more than ` +
+          `${SHIFT_TOLERANCE}; only the rotations read are billed. Absent: the server's default (JUDGE_DEBIAS, "none" unless set).`,
+      }),
   })
   .openapi("JudgmentRequest");
 
@@ -43,6 +54,18 @@ export const JudgmentResponse = z
     answers: z.record(z.string(), Answer),
     usage: z.object({ input_tokens: z.number().int().min(0), output_tokens: z.number().int().min(0) }),
     timing_ms: z.number().min(0),
+    x_debias: z
+      .object({
+        mode: z.enum(["canonical", "shift"]),
+        presentations_read: z.number().int().min(1),
+        presentations: z.number().int().min(1),
+      })
+      .optional()
+      .openapi({
+        description:
+          "Present when the request was debiased: question presentations the model read, of those held for " +
+          "(one per question; one per rotation read for a shift choice). usage.input_tokens counts only those read.",
+      }),
   })
   .openapi("JudgmentResponse");
 export type JudgmentResponse = z.infer<typeof JudgmentResponse>;

@@ -1,14 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import type { EngineResult, JudgmentEngine } from "../engine/types.js";
-import { BudgetError, RequestAbortedError, UpstreamLimitError } from "../engine/types.js";
+import type { JudgmentEngine } from "../engine/types.js";
+import { RequestAbortedError } from "../engine/types.js";
 import { ApiError } from "../errors.js";
 import { authenticate, type KeyAuthenticator } from "../http/authenticate.js";
 import type { App } from "../http/context.js";
-import { deadline } from "../http/deadline.js";
 import { readJsonBody } from "../http/read-body.js";
-import { buildAnswer, keyedLogits, type Temperatures } from "../judgment/answers.js";
-import { keyed } from "../judgment/keyed.js";
-import { buildPrompt } from "../judgment/prompt.js";
+import type { Temperatures } from "../judgment/answers.js";
+import type { DebiasMode } from "../judgment/debias.js";
 import {
   billedToHeader,
   errorResponses,
@@ -21,12 +19,12 @@ import type { BillingService } from "../services/billing.js";
 import {
   billingHeaders,
   claimIdempotencyKey,
-  evaluateWithin,
   idempotencyKeyOf,
   rateLimit,
   reserveOrRefuse,
   type BillingDeps,
 } from "./systemone.billing.js";
+import { prepareJudgment } from "./systemone.judgment.js";
 import { JudgmentRequest, JudgmentResponse, Question } from "./systemone.schema.js";
 
 /** Model names the ecosystem's SDKs send by default; they mean "the model this server serves". */
@@ -37,6 +35,8 @@ export interface SystemOneDeps extends BillingDeps {
   keys: KeyAuthenticator;
   maxQuestions: number;
   temperatures: Temperatures;
+  /** Option-order debiasing for requests that do not say (JUDGE_DEBIAS). */
+  debias: DebiasMode;
 }
 
 const route = createRoute({
@@ -103,27 +103,24 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
     const replay = claim ? await claimIdempotencyKey(deps.billing, claim) : undefined;
     if (replay) return c.body(replay.body, 200, { ...JSON_TYPE, ...billingHeaders(replay), "idempotent-replayed": "true" });
     try {
-      const prepared = await prepareOrExplain(deps.engine, request.state, questions, ids, c.req.raw.signal, deps.requestTimeoutMs);
+      const signal = c.req.raw.signal;
+      const judgment = await prepareJudgment(deps, { request, ids, questions, signal }, request.x_debias ?? deps.debias);
       const reservation = await reserveOrRefuse(deps.billing, caller, {
         questions: questions.length,
-        inputTokens: prepared.inputTokens,
+        inputTokens: judgment.inputTokens,
         requestId,
       });
-      let text: string;
-      let billedTokens: number;
+      let answered: Awaited<ReturnType<typeof judgment.answer>>;
       try {
-        const result = await evaluateWithin(deps.engine, prepared, c.req.raw.signal, deps.requestTimeoutMs);
+        answered = await judgment.answer();
         // A client gone by now would never receive the answer, so it must not pay for it.
-        if (c.req.raw.signal.aborted) throw new RequestAbortedError("the client closed the request before it was answered");
-        // A hold for an upper bound (the gateway) is settled at what was read, never above the hold.
-        billedTokens = prepared.inputTokensExact ? prepared.inputTokens : Math.min(result.inputTokens, prepared.inputTokens);
-        text = JSON.stringify(responseBody(deps, request.include_logits === true, questions, ids, { ...result, inputTokens: billedTokens }));
+        if (signal.aborted) throw new RequestAbortedError("the client closed the request before it was answered");
       } catch (error) {
         await releaseQuietly(deps.billing, reservation.id);
         throw error;
       }
-      const actual = prepared.inputTokensExact ? undefined : billedTokens;
-      const settled = await deps.billing.settle(reservation, claim ? { key: claim.key, body: text } : undefined, actual);
+      const { text, actualInputTokens } = answered;
+      const settled = await deps.billing.settle(reservation, claim ? { key: claim.key, body: text } : undefined, actualInputTokens);
       if (!settled) throw new ApiError("model_timeout", "the request outlived its reservation; nothing was charged");
       return c.body(text, 200, { ...JSON_TYPE, ...billingHeaders(settled) });
     } catch (error) {
@@ -141,25 +138,6 @@ const JSON_TYPE = { "content-type": "application/json" };
  */
 async function releaseQuietly(billing: BillingService, reservationId: string): Promise<void> {
   await billing.release(reservationId).catch(() => undefined);
-}
-
-function responseBody(
-  deps: SystemOneDeps,
-  includeLogits: boolean,
-  questions: Question[],
-  ids: string[],
-  result: EngineResult,
-): JudgmentResponse {
-  const answers = questions.map((q, i) => {
-    const answer = buildAnswer(q, result.labelLogProbs[i], deps.temperatures);
-    return includeLogits ? { ...answer, logits: keyedLogits(q, result.labelLogProbs[i]) } : answer;
-  });
-  return {
-    model: deps.engine.modelId,
-    answers: keyed(ids, answers),
-    usage: { input_tokens: result.inputTokens, output_tokens: 0 },
-    timing_ms: Math.round(result.timingMs * 1000) / 1000,
-  };
 }
 
 /** Validates the body against the schema and the limits this server sets. */
@@ -182,30 +160,6 @@ export function parseJudgmentRequest(body: unknown, deps: Pick<SystemOneDeps, "e
     );
   }
   return request;
-}
-
-/** Tokenising may ask the engine's server, so it is bounded like the model call and ends with the client. */
-async function prepareOrExplain(
-  engine: JudgmentEngine,
-  state: unknown,
-  questions: Question[],
-  ids: string[],
-  clientSignal: AbortSignal,
-  timeoutMs: number,
-) {
-  const step = deadline(clientSignal, timeoutMs);
-  try {
-    return await engine.prepare(buildPrompt(state, questions), step.signal);
-  } catch (error) {
-    if (error instanceof RequestAbortedError && step.timedOut) {
-      throw new ApiError("model_timeout", `the model did not answer within ${timeoutMs} ms; nothing was charged`);
-    }
-    if (!(error instanceof BudgetError) && !(error instanceof UpstreamLimitError)) throw error;
-    const which = error.questionIndex === undefined ? "" : `question ${JSON.stringify(ids[error.questionIndex])}: `;
-    throw new ApiError(error instanceof UpstreamLimitError ? "over_upstream_limit" : "over_budget", which + error.message);
-  } finally {
-    step.dispose();
-  }
 }
 
 /** "questions["q 1"].criteria: choice needs between 2 and 255 options" — the first few issues. */

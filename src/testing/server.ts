@@ -49,6 +49,8 @@ export interface TestServerOptions {
   redisUrl?: string;
   /** JUDGE_DB_STATEMENT_TIMEOUT_MS: how long a PostgreSQL query or connection may take before a 502. */
   statementTimeoutMs?: number;
+  /** JUDGE_DEBIAS: the server's option-order debiasing for requests without `x_debias`. */
+  debias?: string;
   /** The admin API and console are on with this token (TEST_ADMIN_TOKEN by default); null turns them off. */
   adminToken?: string | null;
 }
@@ -73,6 +75,7 @@ export function testConfig(database: TestDatabase, options: TestServerOptions = 
     JUDGE_DB_STATEMENT_TIMEOUT_MS: options.statementTimeoutMs === undefined ? undefined : String(options.statementTimeoutMs),
     JUDGE_REQUEST_TIMEOUT_MS: String(options.requestTimeoutMs ?? 30_000),
     JUDGE_RESERVATION_GRACE_MS: options.reservationGraceMs === undefined ? undefined : String(options.reservationGraceMs),
+    JUDGE_DEBIAS: options.debias,
     JUDGE_LOG_LEVEL: "debug",
   });
 }
@@ -119,6 +122,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     log: createLogger("debug", (line) => logLines.push(line)),
     maxQuestions: options.maxQuestions ?? 64,
     temperatures: NEUTRAL_TEMPERATURES,
+    debias: config.debias,
     releaseDate: "2026-01-01",
   });
   const server: ServerType = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 });

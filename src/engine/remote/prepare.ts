@@ -33,6 +33,7 @@ export class RemotePrepared implements PreparedJudgment {
     readonly prefixTokens: Token[],
     readonly questions: RemoteQuestion[],
     readonly inputTokens: number,
+    readonly questionTokens: readonly number[],
   ) {}
 }
 
@@ -111,6 +112,7 @@ export function createRemotePreparer(options: RemotePreparerOptions) {
 
 function checkBudgets(prefixTokens: Token[], questions: RemoteQuestion[], options: RemotePreparerOptions): RemotePrepared {
   let inputTokens = prefixTokens.length;
+  const questionTokens: number[] = [];
   questions.forEach((question, index) => {
     const needed = prefixTokens.length + question.tokens.length + trieDepth(question.trie);
     if (needed > options.contextSize) {
@@ -119,10 +121,11 @@ function checkBudgets(prefixTokens: Token[], questions: RemoteQuestion[], option
         index,
       );
     }
-    inputTokens += question.tokens.length + branchTokenCount(question.trie);
+    questionTokens.push(question.tokens.length + branchTokenCount(question.trie));
+    inputTokens += questionTokens[index];
   });
   if (inputTokens > options.maxRequestTokens) {
     throw new BudgetError(`the request needs ${inputTokens} input tokens, over the limit of ${options.maxRequestTokens} per request`);
   }
-  return new RemotePrepared(prefixTokens, questions, inputTokens);
+  return new RemotePrepared(prefixTokens, questions, inputTokens, questionTokens);
 }

@@ -1,0 +1,135 @@
+import type { JudgmentPrompt } from "../judgment/prompt.js";
+import type { JudgmentEngine, PreparedJudgment } from "../engine/types.js";
+import { BudgetError, RequestAbortedError, UpstreamLimitError } from "../engine/types.js";
+import { ApiError } from "../errors.js";
+import { deadline } from "../http/deadline.js";
+import { buildAnswer, keyedLogits, type Temperatures } from "../judgment/answers.js";
+import { answerInClientOrder, type DebiasMode } from "../judgment/debias.js";
+import { keyed } from "../judgment/keyed.js";
+import { buildPrompt } from "../judgment/prompt.js";
+import type { Answer, Question } from "../judgment/schema.js";
+import { judgeDebiased, planDebiased, type DebiasedResult, type DebiasSteps } from "../services/debias.js";
+import { evaluateWithin } from "./systemone.billing.js";
+import type { JudgmentRequest, JudgmentResponse } from "./systemone.schema.js";
+
+/**
+ * The model side of POST /v1/systemone: prepared before the charge is held (which needs its
+ * token count), answered after. Without debiasing one prepare and one evaluate, as always;
+ * with it, the rounds of services/debias.ts.
+ */
+
+export interface JudgmentDeps {
+  engine: JudgmentEngine;
+  temperatures: Temperatures;
+  /** Bounds each preparation, and the model's whole work on one request. */
+  requestTimeoutMs: number;
+}
+
+export interface PendingJudgment {
+  /** Tokens to hold the charge for. */
+  inputTokens: number;
+  /** Runs the model: the response text, and the tokens to settle at when not the hold. */
+  answer(): Promise<{ text: string; actualInputTokens?: number }>;
+}
+
+export interface JudgmentInput {
+  request: JudgmentRequest;
+  ids: string[];
+  questions: Question[];
+  signal: AbortSignal;
+}
+
+export async function prepareJudgment(deps: JudgmentDeps, input: JudgmentInput, mode: DebiasMode): Promise<PendingJudgment> {
+  return mode === "none" ? preparePlain(deps, input) : prepareDebiased(deps, input, mode);
+}
+
+async function preparePlain(deps: JudgmentDeps, input: JudgmentInput): Promise<PendingJudgment> {
+  const { engine, requestTimeoutMs } = deps;
+  const { request, ids, questions, signal } = input;
+  const prepared = await explainingRefusals(ids, () => prepareWithin(engine, buildPrompt(request.state, questions), signal, requestTimeoutMs));
+  return {
+    inputTokens: prepared.inputTokens,
+    async answer() {
+      const result = await evaluateWithin(engine, prepared, signal, requestTimeoutMs);
+      // A hold for an upper bound (the gateway) is settled at what was read, never above the hold.
+      const billed = prepared.inputTokensExact ? prepared.inputTokens : Math.min(result.inputTokens, prepared.inputTokens);
+      const answers = questions.map((q, i) => {
+        const answer = buildAnswer(q, result.labelLogProbs[i], deps.temperatures);
+        return request.include_logits === true ? { ...answer, logits: keyedLogits(q, result.labelLogProbs[i]) } : answer;
+      });
+      const body = responseBody(engine, ids, answers, billed, result.timingMs);
+      return { text: JSON.stringify(body), actualInputTokens: prepared.inputTokensExact ? undefined : billed };
+    },
+  };
+}
+
+async function prepareDebiased(deps: JudgmentDeps, input: JudgmentInput, mode: Exclude<DebiasMode, "none">): Promise<PendingJudgment> {
+  const { engine, requestTimeoutMs } = deps;
+  const { request, ids, questions, signal } = input;
+  const plan = await explainingRefusals(ids, () =>
+    planDebiased(request.state, questions, mode, (prompt) => prepareWithin(engine, prompt, signal, requestTimeoutMs)),
+  );
+  const hold = plan.prepared.inputTokens;
+  return {
+    inputTokens: hold,
+    async answer() {
+      // One deadline for every round: the request's model time is bounded as without debiasing.
+      const phase = deadline(signal, requestTimeoutMs);
+      const steps: DebiasSteps = {
+        prepare: (prompt) => prepareWithin(engine, prompt, phase.signal, requestTimeoutMs),
+        evaluate: (prepared) => evaluateWithin(engine, prepared, phase.signal, requestTimeoutMs),
+      };
+      let result: DebiasedResult;
+      try {
+        result = await judgeDebiased(plan, steps);
+      } catch (error) {
+        throw phase.timedOut ? timeoutError(requestTimeoutMs) : error;
+      } finally {
+        phase.dispose();
+      }
+      const includeLogits = request.include_logits === true;
+      const answers = result.answers.map((a, i) => answerInClientOrder(questions[i], a.shown, a.labelLogProbs, deps.temperatures, includeLogits));
+      const body: JudgmentResponse = {
+        ...responseBody(engine, ids, answers, result.inputTokens, result.timingMs),
+        x_debias: { mode, presentations_read: result.presentations.read, presentations: result.presentations.planned },
+      };
+      const settledAtHold = plan.prepared.inputTokensExact && result.inputTokens === hold;
+      return { text: JSON.stringify(body), actualInputTokens: settledAtHold ? undefined : result.inputTokens };
+    },
+  };
+}
+
+function responseBody(engine: JudgmentEngine, ids: string[], answers: Answer[], inputTokens: number, timingMs: number): JudgmentResponse {
+  return {
+    model: engine.modelId,
+    answers: keyed(ids, answers),
+    usage: { input_tokens: inputTokens, output_tokens: 0 },
+    timing_ms: Math.round(timingMs * 1000) / 1000,
+  };
+}
+
+const timeoutError = (timeoutMs: number) =>
+  new ApiError("model_timeout", `the model did not answer within ${timeoutMs} ms; nothing was charged`);
+
+/** Tokenising may ask the engine's server, so it is bounded like the model call and ends with the client. */
+async function prepareWithin(engine: JudgmentEngine, prompt: JudgmentPrompt, clientSignal: AbortSignal, timeoutMs: number): Promise<PreparedJudgment> {
+  const step = deadline(clientSignal, timeoutMs);
+  try {
+    return await engine.prepare(prompt, step.signal);
+  } catch (error) {
+    throw error instanceof RequestAbortedError && step.timedOut ? timeoutError(timeoutMs) : error;
+  } finally {
+    step.dispose();
+  }
+}
+
+/** A preparation refused (budget, upstream limit) is the client's 400, naming its question by id. */
+async function explainingRefusals<T>(ids: string[], prepare: () => Promise<T>): Promise<T> {
+  try {
+    return await prepare();
+  } catch (error) {
+    if (!(error instanceof BudgetError) && !(error instanceof UpstreamLimitError)) throw error;
+    const which = error.questionIndex === undefined ? "" : `question ${JSON.stringify(ids[error.questionIndex])}: `;
+    throw new ApiError(error instanceof UpstreamLimitError ? "over_upstream_limit" : "over_budget", which + error.message);
+  }
+}
