@@ -6,7 +6,7 @@
  * upstream and the load (node:http, keep-alive) share this process. With --profile the gateway's measured phase (not its start-up) runs under the V8
  * CPU profiler and its top self-time functions and modules are printed.
  *
- *   npx tsx scripts/bench-gateway.ts [--duration 10] [--concurrency 32] [--rate N] [--questions 1|3] [--log-level warn|info] [--profile] [--baseline]
+ *   npx tsx scripts/bench-gateway.ts [--duration 10] [--concurrency 32] [--rate N] [--questions 1|3] [--log-level warn|info] [--upstream-process] [--profile] [--baseline]
  *
  * Without --rate the 32 clients send as fast as answers come back (closed loop: the throughput
  * ceiling, latency at saturation). With --rate N requests start N times a second (open loop, at
@@ -45,8 +45,42 @@ const { values: args } = parseArgs({
     "profile-out": { type: "string" },
     baseline: { type: "boolean", default: false },
     "log-level": { type: "string", default: "warn" },
+    "upstream-process": { type: "boolean", default: false },
   },
 });
+
+/** The instant upstream: the same valid answer for the same forwarded request, computed once. */
+function startInstantUpstream() {
+  const answers = new Map<string, string>();
+  return startSystemOneStandIn(
+    (request) => {
+      if (request.path !== "/v1/systemone") return undefined;
+      if (request.headers.authorization !== `Bearer ${UPSTREAM_KEY}`) return { status: 401, body: { error: "invalid key" } };
+      let answer = answers.get(request.body);
+      if (!answer) answers.set(request.body, (answer = fixedAnswerFor(request.body, UPSTREAM_TOKENS)));
+      return { body: answer };
+    },
+    { record: false },
+  );
+}
+
+/** The same upstream in a process of its own (--upstream-process): the clients' event loop no longer delays its answers. */
+async function startUpstreamProcess() {
+  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--role", "upstream"], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.once("data", (chunk) => resolve(String(chunk).trim()));
+    child.once("exit", (code) => reject(new Error(`the upstream process exited (${code})`)));
+  });
+  return {
+    url,
+    close: async () => {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+    },
+  };
+}
 
 /** The child's role: the gateway as `judge serve` builds it (main.ts's start(), the engine from the factory). */
 async function serveGateway(): Promise<void> {
@@ -104,19 +138,7 @@ async function main(): Promise<void> {
   const concurrency = Number(args.concurrency);
   const body = requestBody(Number(args.questions));
 
-  // The instant upstream: the same valid answer for the same forwarded request, computed once.
-  const answers = new Map<string, string>();
-  const upstream = await startSystemOneStandIn(
-    (request) => {
-      if (request.path !== "/v1/systemone") return undefined;
-      if (request.headers.authorization !== `Bearer ${UPSTREAM_KEY}`) return { status: 401, body: { error: "invalid key" } };
-      let answer = answers.get(request.body);
-      if (!answer) answers.set(request.body, (answer = fixedAnswerFor(request.body, UPSTREAM_TOKENS)));
-      return { body: answer };
-    },
-    { record: false },
-  );
-
+  const upstream = args["upstream-process"] ? await startUpstreamProcess() : await startInstantUpstream();
   const database = newTestDatabase("sqlite");
   const services = await buildServices(testConfig(database));
   // Paid from the balance: the heavier path (a conditional debit and a charge entry per request).
@@ -249,4 +271,5 @@ function moduleOf(frame: { functionName: string; url: string }): string {
 }
 
 if (args.role === "gateway") await serveGateway();
+else if (args.role === "upstream") console.log((await startInstantUpstream()).url);
 else await main();

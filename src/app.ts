@@ -10,6 +10,8 @@ import type { Temperatures } from "./judgment/answers.js";
 import type { DebiasMode } from "./judgment/debias.js";
 import type { Logger } from "./logger.js";
 import { registerAdmin } from "./routes/admin/index.js";
+import { decisionsErrorBody } from "./routes/decisions.errors.js";
+import { registerDecisions } from "./routes/decisions.js";
 import { registerHealth } from "./routes/health.js";
 import { registerMetrics } from "./routes/metrics.js";
 import { registerModels } from "./routes/models.js";
@@ -44,14 +46,17 @@ export function buildApp(deps: AppDeps): App {
 
   // Every prepare and evaluate is counted and timed (queue depth, busy time, tokens read) here, at the edge.
   const engine = meterEngine(deps.engine, services.metrics);
-  registerSystemOne(app, {
+  // Both judging routes share one path below them (routes/judge-pipeline.ts) and these deps.
+  const judging = {
     ...deps,
     engine,
     keys: services.keys,
     limits: services.limits,
     billing: services.billing,
     debias: deps.debias ?? "none",
-  });
+  };
+  registerSystemOne(app, judging);
+  registerDecisions(app, judging);
   registerHealth(app, { engine, health: services.health });
   registerModels(app, { ...deps, engine });
   registerOpenApi(app);
@@ -67,8 +72,10 @@ export function buildApp(deps: AppDeps): App {
     if (apiError.status >= 500) {
       deps.log.error("request failed", { request_id: c.get("requestId"), code: apiError.code, detail: String(error) });
     }
+    // One catalogue, two shapes: the route says which its clients read.
+    const body = c.get("errorFormat") === "openai" ? decisionsErrorBody(apiError) : apiError.body();
     // 499 is outside the registry Hono types; it is only ever written to the access log.
-    return c.json(apiError.body(), apiError.status as ContentfulStatusCode, apiError.headers);
+    return c.json(body, apiError.status as ContentfulStatusCode, apiError.headers);
   });
   return app;
 }

@@ -8,6 +8,8 @@ export interface AppEnv {
   Variables: {
     requestId: string;
     caller: Caller;
+    /** Set by a route whose clients read errors in another shape (POST /v1/decisions: OpenAI's); ours otherwise. */
+    errorFormat?: "openai";
   };
 }
 

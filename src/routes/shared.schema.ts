@@ -72,9 +72,9 @@ export const retryAfterHeader = { "retry-after": header("Seconds to wait before 
 export function errorResponses<S extends ErrorStatus>(
   descriptions: Record<S, string>,
   headersByStatus: Partial<Record<S, HeaderObject>> = {},
-  schema: typeof ErrorBody = ErrorBody,
+  schema: z.ZodType = ErrorBody,
 ) {
-  type Described = { description: string; headers: HeaderObject; content: { "application/json": { schema: typeof ErrorBody } } };
+  type Described = { description: string; headers: HeaderObject; content: { "application/json": { schema: z.ZodType } } };
   const out = {} as Record<S, Described>;
   for (const [status, description] of Object.entries(descriptions) as unknown as [S, string][]) {
     const headers = { ...requestIdHeader, ...headersByStatus[status] };

@@ -10,7 +10,7 @@ import { InsufficientFundsError } from "../services/errors.js";
 import type { LimitsService } from "../services/limits.js";
 import type { BilledTo, Reservation, Standing, StoredResponse } from "../store/types.js";
 
-/** The money side of POST /v1/systemone: rate limit, reservation, settlement, idempotency. */
+/** The money side of POST /v1/systemone and POST /v1/decisions: rate limit, reservation, settlement, idempotency. */
 export interface BillingDeps {
   limits: LimitsService;
   billing: BillingService;

@@ -5,17 +5,16 @@ import { ApiError } from "../errors.js";
 import { deadline } from "../http/deadline.js";
 import { buildAnswer, keyedLogits, type Temperatures } from "../judgment/answers.js";
 import { answerInClientOrder, type DebiasMode } from "../judgment/debias.js";
-import { keyed } from "../judgment/keyed.js";
 import { buildPrompt } from "../judgment/prompt.js";
 import type { Answer, Question } from "../judgment/schema.js";
 import { judgeDebiased, planDebiased, type DebiasedResult, type DebiasSteps } from "../services/debias.js";
 import { evaluateWithin } from "./systemone.billing.js";
-import type { JudgmentRequest, JudgmentResponse } from "./systemone.schema.js";
 
 /**
- * The model side of POST /v1/systemone: prepared before the charge is held (which needs its
- * token count), answered after. Without debiasing one prepare and one evaluate, as always;
- * with it, the rounds of services/debias.ts.
+ * The model side of POST /v1/systemone and POST /v1/decisions: prepared before the charge is
+ * held (which needs its token count), answered after. Without debiasing one prepare and one
+ * evaluate, as always; with it, the rounds of services/debias.ts. What comes back is our
+ * answers, in question order; each route writes them in its own wire format.
  */
 
 export interface JudgmentDeps {
@@ -28,14 +27,30 @@ export interface JudgmentDeps {
 export interface PendingJudgment {
   /** Tokens to hold the charge for. */
   inputTokens: number;
-  /** Runs the model: the response text, and the tokens to settle at when not the hold. */
-  answer(): Promise<{ text: string; actualInputTokens?: number }>;
+  /** Runs the model: the answers, and the tokens to settle at when not the hold. */
+  answer(): Promise<{ judged: Judged; actualInputTokens?: number }>;
+}
+
+/** What the model answered, before any wire format. */
+export interface Judged {
+  /** The model that answered. */
+  model: string;
+  /** One per question, in question order (with `logits` when asked). */
+  answers: Answer[];
+  /** What the request is billed for: the tokens read. */
+  inputTokens: number;
+  /** The model's own evaluation time, every round together. */
+  timingMs: number;
+  /** Present when debiased: question presentations read, of those held for. */
+  debias?: { mode: Exclude<DebiasMode, "none">; presentations_read: number; presentations: number };
 }
 
 export interface JudgmentInput {
-  request: JudgmentRequest;
+  state: unknown;
+  /** The questions' ids, in order: named in a refusal's message. */
   ids: string[];
   questions: Question[];
+  includeLogits: boolean;
   signal: AbortSignal;
 }
 
@@ -45,8 +60,8 @@ export async function prepareJudgment(deps: JudgmentDeps, input: JudgmentInput, 
 
 async function preparePlain(deps: JudgmentDeps, input: JudgmentInput): Promise<PendingJudgment> {
   const { engine, requestTimeoutMs } = deps;
-  const { request, ids, questions, signal } = input;
-  const prepared = await explainingRefusals(ids, () => prepareWithin(engine, buildPrompt(request.state, questions), signal, requestTimeoutMs));
+  const { state, ids, questions, signal } = input;
+  const prepared = await explainingRefusals(ids, () => prepareWithin(engine, buildPrompt(state, questions), signal, requestTimeoutMs));
   return {
     inputTokens: prepared.inputTokens,
     async answer() {
@@ -55,19 +70,19 @@ async function preparePlain(deps: JudgmentDeps, input: JudgmentInput): Promise<P
       const billed = prepared.inputTokensExact ? prepared.inputTokens : Math.min(result.inputTokens, prepared.inputTokens);
       const answers = questions.map((q, i) => {
         const answer = buildAnswer(q, result.labelLogProbs[i], deps.temperatures);
-        return request.include_logits === true ? { ...answer, logits: keyedLogits(q, result.labelLogProbs[i]) } : answer;
+        return input.includeLogits ? { ...answer, logits: keyedLogits(q, result.labelLogProbs[i]) } : answer;
       });
-      const body = responseBody(engine, ids, answers, billed, result.timingMs);
-      return { text: JSON.stringify(body), actualInputTokens: prepared.inputTokensExact ? undefined : billed };
+      const judged: Judged = { model: engine.modelId, answers, inputTokens: billed, timingMs: result.timingMs };
+      return { judged, actualInputTokens: prepared.inputTokensExact ? undefined : billed };
     },
   };
 }
 
 async function prepareDebiased(deps: JudgmentDeps, input: JudgmentInput, mode: Exclude<DebiasMode, "none">): Promise<PendingJudgment> {
   const { engine, requestTimeoutMs } = deps;
-  const { request, ids, questions, signal } = input;
+  const { state, ids, questions, signal } = input;
   const plan = await explainingRefusals(ids, () =>
-    planDebiased(request.state, questions, mode, (prompt) => prepareWithin(engine, prompt, signal, requestTimeoutMs)),
+    planDebiased(state, questions, mode, (prompt) => prepareWithin(engine, prompt, signal, requestTimeoutMs)),
   );
   const hold = plan.prepared.inputTokens;
   return {
@@ -87,24 +102,17 @@ async function prepareDebiased(deps: JudgmentDeps, input: JudgmentInput, mode: E
       } finally {
         phase.dispose();
       }
-      const includeLogits = request.include_logits === true;
-      const answers = result.answers.map((a, i) => answerInClientOrder(questions[i], a.shown, a.labelLogProbs, deps.temperatures, includeLogits));
-      const body: JudgmentResponse = {
-        ...responseBody(engine, ids, answers, result.inputTokens, result.timingMs),
-        x_debias: { mode, presentations_read: result.presentations.read, presentations: result.presentations.planned },
+      const answers = result.answers.map((a, i) => answerInClientOrder(questions[i], a.shown, a.labelLogProbs, deps.temperatures, input.includeLogits));
+      const judged: Judged = {
+        model: engine.modelId,
+        answers,
+        inputTokens: result.inputTokens,
+        timingMs: result.timingMs,
+        debias: { mode, presentations_read: result.presentations.read, presentations: result.presentations.planned },
       };
       const settledAtHold = plan.prepared.inputTokensExact && result.inputTokens === hold;
-      return { text: JSON.stringify(body), actualInputTokens: settledAtHold ? undefined : result.inputTokens };
+      return { judged, actualInputTokens: settledAtHold ? undefined : result.inputTokens };
     },
-  };
-}
-
-function responseBody(engine: JudgmentEngine, ids: string[], answers: Answer[], inputTokens: number, timingMs: number): JudgmentResponse {
-  return {
-    model: engine.modelId,
-    answers: keyed(ids, answers),
-    usage: { input_tokens: inputTokens, output_tokens: 0 },
-    timing_ms: Math.round(timingMs * 1000) / 1000,
   };
 }
 

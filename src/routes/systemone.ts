@@ -1,12 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { JudgmentEngine } from "../engine/types.js";
-import { RequestAbortedError } from "../engine/types.js";
 import { ApiError } from "../errors.js";
 import { authenticate, type KeyAuthenticator } from "../http/authenticate.js";
 import type { App } from "../http/context.js";
 import { readJsonBody } from "../http/read-body.js";
 import type { Temperatures } from "../judgment/answers.js";
 import type { DebiasMode } from "../judgment/debias.js";
+import { keyed } from "../judgment/keyed.js";
+import { answerQuestions } from "./judge-pipeline.js";
 import {
   billedToHeader,
   errorResponses,
@@ -15,16 +16,8 @@ import {
   retryAfterHeader,
   standingHeaders,
 } from "./shared.schema.js";
-import type { BillingService } from "../services/billing.js";
-import {
-  billingHeaders,
-  claimIdempotencyKey,
-  idempotencyKeyOf,
-  rateLimit,
-  reserveOrRefuse,
-  type BillingDeps,
-} from "./systemone.billing.js";
-import { prepareJudgment } from "./systemone.judgment.js";
+import { rateLimit, type BillingDeps } from "./systemone.billing.js";
+import type { Judged } from "./systemone.judgment.js";
 import { JudgmentRequest, JudgmentResponse, Question } from "./systemone.schema.js";
 
 /** Model names the ecosystem's SDKs send by default; they mean "the model this server serves". */
@@ -90,54 +83,30 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
   // The order is the contract: 401, then 429 (every authenticated attempt counts), then
   // 413/400, then 402; the model runs only for a request whose charge is held.
   app.post(route.path, authenticate(deps.keys), rateLimit(deps.limits), async (c) => {
-    const caller = c.get("caller");
-    const { accountId } = caller;
-    const requestId = c.get("requestId");
     const body = await readJsonBody(c);
     const request = parseJudgmentRequest(body.value, deps);
-    const idempotencyKey = idempotencyKeyOf(c);
     const ids = Object.keys(request.questions);
     const questions = Object.values(request.questions);
-    // Before the model is asked anything, so a stored answer is replayed even while it is unavailable.
-    const claim = idempotencyKey && { accountId, key: idempotencyKey, requestHash: body.digest, owner: requestId };
-    const replay = claim ? await claimIdempotencyKey(deps.billing, claim) : undefined;
-    if (replay) return c.body(replay.body, 200, { ...JSON_TYPE, ...billingHeaders(replay), "idempotent-replayed": "true" });
-    try {
-      const signal = c.req.raw.signal;
-      const judgment = await prepareJudgment(deps, { request, ids, questions, signal }, request.x_debias ?? deps.debias);
-      const reservation = await reserveOrRefuse(deps.billing, caller, {
-        questions: questions.length,
-        inputTokens: judgment.inputTokens,
-        requestId,
-      });
-      let answered: Awaited<ReturnType<typeof judgment.answer>>;
-      try {
-        answered = await judgment.answer();
-        // A client gone by now would never receive the answer, so it must not pay for it.
-        if (signal.aborted) throw new RequestAbortedError("the client closed the request before it was answered");
-      } catch (error) {
-        await releaseQuietly(deps.billing, reservation.id);
-        throw error;
-      }
-      const { text, actualInputTokens } = answered;
-      const settled = await deps.billing.settle(reservation, claim ? { key: claim.key, body: text } : undefined, actualInputTokens);
-      if (!settled) throw new ApiError("model_timeout", "the request outlived its reservation; nothing was charged");
-      return c.body(text, 200, { ...JSON_TYPE, ...billingHeaders(settled) });
-    } catch (error) {
-      if (claim) await deps.billing.abandonIdempotencyKey(claim).catch(() => undefined);
-      throw error;
-    }
+    const judgment = {
+      state: request.state,
+      ids,
+      questions,
+      includeLogits: request.include_logits === true,
+      debias: request.x_debias ?? deps.debias,
+      body,
+    };
+    return answerQuestions(c, deps, judgment, (judged) => JSON.stringify(responseBody(ids, judged)));
   });
 }
 
-const JSON_TYPE = { "content-type": "application/json" };
-
-/**
- * Gives a failed request's hold back. If the database is down too, the first error is what the
- * client hears; the hold then expires and the sweeper of some instance releases it.
- */
-async function releaseQuietly(billing: BillingService, reservationId: string): Promise<void> {
-  await billing.release(reservationId).catch(() => undefined);
+function responseBody(ids: string[], judged: Judged): JudgmentResponse {
+  const body: JudgmentResponse = {
+    model: judged.model,
+    answers: keyed(ids, judged.answers),
+    usage: { input_tokens: judged.inputTokens, output_tokens: 0 },
+    timing_ms: Math.round(judged.timingMs * 1000) / 1000,
+  };
+  return judged.debias ? { ...body, x_debias: judged.debias } : body;
 }
 
 /** Validates the body against the schema and the limits this server sets. */

@@ -1,0 +1,140 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { ApiError } from "../errors.js";
+import { authenticate } from "../http/authenticate.js";
+import type { App } from "../http/context.js";
+import { readJsonBody } from "../http/read-body.js";
+import { decisionsUsage, toDecisionAnswers, toJudgment, UnsupportedDecisionError, type DecisionsQuestion } from "../judgment/decisions.js";
+import type { Judged } from "./systemone.judgment.js";
+import { answerQuestions } from "./judge-pipeline.js";
+import { openAIErrorFormat, ParamError } from "./decisions.errors.js";
+import { DecisionsErrorBody, DecisionsInputJson, DecisionsInputText, DecisionsRequest, DecisionsResponse, DecisionsUserMessage } from "./decisions.schema.js";
+import { billedToHeader, errorResponses, rateLimitHeaders, requestIdHeader, retryAfterHeader, standingHeaders } from "./shared.schema.js";
+import { rateLimit } from "./systemone.billing.js";
+import { describeIssues, type SystemOneDeps } from "./systemone.js";
+
+/**
+ * POST /v1/decisions: the OpenAI Decisions format (`client.decisions.create` of the official
+ * SDKs), a second front door to the same judgment as /v1/systemone. The request is mapped to
+ * our questions (judgment/decisions.ts), answered by the same pipeline, with the same keys,
+ * limits, billing and idempotency, and the answers are written back in this format.
+ */
+
+/** The hosted service's model name (the SDK's `model` documentation); here it means "the model this server serves". */
+export const DECISIONS_MODEL_ALIASES = ["gpt-6-luna"] as const;
+
+export type DecisionsDeps = SystemOneDeps;
+
+const route = createRoute({
+  method: "post",
+  path: "/v1/decisions",
+  summary: "Answer typed questions about an input (the OpenAI Decisions format)",
+  security: [{ bearerAuth: [] }],
+  request: {
+    headers: z.object({
+      "idempotency-key": z.string().optional().openapi({
+        description: "Optional, as on /v1/systemone: a retry with the same key and body gets the first response again and is not charged again.",
+      }),
+    }),
+    body: { required: true, content: { "application/json": { schema: DecisionsRequest } } },
+  },
+  responses: {
+    200: {
+      description: "One answer per question, in request order.",
+      headers: { ...requestIdHeader, ...billedToHeader, ...standingHeaders, ...rateLimitHeaders },
+      content: { "application/json": { schema: DecisionsResponse } },
+    },
+    ...errorResponses(
+      {
+        400: "Invalid request: malformed JSON, a wrong field, an unsupported input (an image, a tool item, a message not from the user), an unknown model, over a limit, or an Idempotency-Key reused with another body.",
+        401: "Missing, invalid or revoked API key.",
+        402: "Plan allowance used up and prepaid balance too low; nothing is charged.",
+        409: "A request with the same Idempotency-Key is still running.",
+        413: "Request body larger than 256 KB.",
+        415: "The body has a Content-Encoding other than identity (unsupported_content_encoding).",
+        429: "Rate limit exceeded; retry after Retry-After seconds.",
+        502: "The model, the database or Redis is unavailable, failed or timed out; nothing is charged.",
+      },
+      {
+        400: rateLimitHeaders,
+        402: { ...rateLimitHeaders, ...standingHeaders },
+        409: rateLimitHeaders,
+        413: rateLimitHeaders,
+        415: rateLimitHeaders,
+        429: { ...rateLimitHeaders, ...retryAfterHeader },
+        502: rateLimitHeaders,
+      },
+      DecisionsErrorBody,
+    ),
+  },
+});
+
+export function registerDecisions(app: App, deps: DecisionsDeps): void {
+  // Documented by hand-written schemas (the validator is looser: see decisions.schema.ts).
+  for (const [name, schema] of [
+    ["DecisionsUserMessage", DecisionsUserMessage],
+    ["DecisionsInputText", DecisionsInputText],
+    ["DecisionsInputJson", DecisionsInputJson],
+  ] as const) {
+    app.openAPIRegistry.register(name, schema);
+  }
+  app.openAPIRegistry.registerPath(route);
+  // The same order as /v1/systemone: 401, 429, 413/400, 402, then the model.
+  app.post(route.path, openAIErrorFormat, authenticate(deps.keys), rateLimit(deps.limits), async (c) => {
+    const body = await readJsonBody(c);
+    const request = parseDecisionsRequest(body.value, deps);
+    const questions: readonly DecisionsQuestion[] = request.questions;
+    const mapped = mapOrRefuse(request);
+    const judgment = { ...mapped, includeLogits: false, debias: request.x_debias ?? deps.debias, body };
+    return answerQuestions(c, deps, judgment, (judged) => JSON.stringify(responseBody(questions, judged)));
+  });
+}
+
+function responseBody(questions: readonly DecisionsQuestion[], judged: Judged): DecisionsResponse {
+  const body: DecisionsResponse = {
+    model: judged.model,
+    answers: toDecisionAnswers(questions, judged.answers),
+    usage: decisionsUsage(judged.inputTokens),
+  };
+  return judged.debias ? { ...body, x_debias: judged.debias } : body;
+}
+
+function mapOrRefuse(request: DecisionsRequest) {
+  try {
+    return toJudgment(request);
+  } catch (error) {
+    if (error instanceof UnsupportedDecisionError) throw new ParamError("invalid_request", error.message, error.param);
+    throw error;
+  }
+}
+
+/** Validates the body against the schema and this server's limits; `param` names the field at fault. */
+export function parseDecisionsRequest(body: unknown, deps: Pick<DecisionsDeps, "engine" | "maxQuestions">): DecisionsRequest {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new ApiError("invalid_request", "the request body must be a JSON object");
+  }
+  const parsed = DecisionsRequest.safeParse(body);
+  if (!parsed.success) throw new ParamError("invalid_request", describeIssues(parsed.error), paramOf(parsed.error.issues[0].path));
+  const request = parsed.data;
+  if (request.questions.length > deps.maxQuestions) {
+    throw new ParamError(
+      "too_many_questions",
+      `${request.questions.length} questions; this server answers at most ${deps.maxQuestions} per request`,
+      "questions",
+    );
+  }
+  const { model } = request;
+  if (model !== deps.engine.modelId && !(DECISIONS_MODEL_ALIASES as readonly string[]).includes(model)) {
+    throw new ParamError(
+      "unknown_model",
+      `unknown model "${model}"; this server answers with "${deps.engine.modelId}" (also accepted: ${DECISIONS_MODEL_ALIASES.join(", ")})`,
+      "model",
+    );
+  }
+  return request;
+}
+
+/** `questions[2].choices[0].value`, as OpenAI's `param` names a field. */
+function paramOf(path: readonly PropertyKey[]): string | null {
+  if (path.length === 0) return null;
+  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join("");
+}
