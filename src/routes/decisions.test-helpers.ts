@@ -1,25 +1,13 @@
 import { expect } from "vitest";
-import { call, show, type CapturedResponse, type Caller } from "../testing/http-client.js";
+import { postWithKey, show, type CapturedResponse, type Caller } from "../testing/http-client.js";
 import { expectRequestId } from "../testing/route-assertions.js";
 import { decisionsErrorType } from "./decisions.errors.js";
 
 /** Route tests of POST /v1/decisions: a client and the assertions on its error shape. */
 
-/**
- * POST /v1/decisions. `body` is sent as-is when it is a string, JSON-encoded otherwise.
- * `key: null` sends no Authorization header; `authorization` sends that header verbatim.
- */
-export function postDecisions(
-  server: Caller,
-  body: unknown,
-  options: { key?: string | null; authorization?: string; headers?: Record<string, string> } = {},
-): Promise<CapturedResponse> {
-  const headers: Record<string, string> = { "content-type": "application/json", ...options.headers };
-  const key = options.key === undefined ? server.key : options.key;
-  if (options.authorization !== undefined) headers.authorization = options.authorization;
-  else if (key !== null) headers.authorization = `Bearer ${key}`;
-  return call(server.url, "/v1/decisions", { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) });
-}
+/** POST /v1/decisions (see postWithKey). */
+export const postDecisions = (server: Caller, body: unknown, options?: Parameters<typeof postWithKey>[3]) =>
+  postWithKey(server, "/v1/decisions", body, options);
 
 /** The status, JSON, exactly `{"error": {message, type, param, code}}` with the status's type, and a request id. */
 export function expectDecisionsError(response: CapturedResponse, status: number, code?: string, param?: string | null): void {

@@ -8,7 +8,7 @@ import type { Judged } from "./systemone.judgment.js";
 import { answerQuestions } from "./judge-pipeline.js";
 import { openAIErrorFormat, ParamError } from "./decisions.errors.js";
 import { DecisionsErrorBody, DecisionsInputJson, DecisionsInputText, DecisionsRequest, DecisionsResponse, DecisionsUserMessage } from "./decisions.schema.js";
-import { billedToHeader, errorResponses, rateLimitHeaders, requestIdHeader, retryAfterHeader, standingHeaders } from "./shared.schema.js";
+import { billedToHeader, errorResponses, judgingErrorHeaders, rateLimitHeaders, requestIdHeader, standingHeaders } from "./shared.schema.js";
 import { rateLimit } from "./systemone.billing.js";
 import { describeIssues, type SystemOneDeps } from "./systemone.js";
 
@@ -54,15 +54,7 @@ const route = createRoute({
         429: "Rate limit exceeded; retry after Retry-After seconds.",
         502: "The model, the database or Redis is unavailable, failed or timed out; nothing is charged.",
       },
-      {
-        400: rateLimitHeaders,
-        402: { ...rateLimitHeaders, ...standingHeaders },
-        409: rateLimitHeaders,
-        413: rateLimitHeaders,
-        415: rateLimitHeaders,
-        429: { ...rateLimitHeaders, ...retryAfterHeader },
-        502: rateLimitHeaders,
-      },
+      judgingErrorHeaders,
       DecisionsErrorBody,
     ),
   },

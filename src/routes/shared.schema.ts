@@ -69,6 +69,17 @@ export const billedToHeader = { "x-billed-to": header("What paid for this answer
 
 export const retryAfterHeader = { "retry-after": header("Seconds to wait before the next attempt.") };
 
+/** The headers each error of a route that answers questions carries (/v1/systemone, /v1/decisions). */
+export const judgingErrorHeaders = {
+  400: rateLimitHeaders,
+  402: { ...rateLimitHeaders, ...standingHeaders },
+  409: rateLimitHeaders,
+  413: rateLimitHeaders,
+  415: rateLimitHeaders,
+  429: { ...rateLimitHeaders, ...retryAfterHeader },
+  502: rateLimitHeaders,
+};
+
 export function errorResponses<S extends ErrorStatus>(
   descriptions: Record<S, string>,
   headersByStatus: Partial<Record<S, HeaderObject>> = {},

@@ -10,10 +10,10 @@ import { keyed } from "../judgment/keyed.js";
 import { answerQuestions } from "./judge-pipeline.js";
 import {
   billedToHeader,
+  judgingErrorHeaders,
   errorResponses,
   rateLimitHeaders,
   requestIdHeader,
-  retryAfterHeader,
   standingHeaders,
 } from "./shared.schema.js";
 import { rateLimit, type BillingDeps } from "./systemone.billing.js";
@@ -62,15 +62,7 @@ const route = createRoute({
         429: "Rate limit exceeded; retry after Retry-After seconds.",
         502: "The model, the database or Redis (when it counts the rate limits) is unavailable, failed or timed out (model_unavailable, model_failed, model_timeout, database_unavailable, rate_limiter_unavailable); nothing is charged.",
       },
-      {
-        400: rateLimitHeaders,
-        402: { ...rateLimitHeaders, ...standingHeaders },
-        409: rateLimitHeaders,
-        413: rateLimitHeaders,
-        415: rateLimitHeaders,
-        429: { ...rateLimitHeaders, ...retryAfterHeader },
-        502: rateLimitHeaders,
-      },
+      judgingErrorHeaders,
     ),
   },
 });

@@ -36,11 +36,12 @@ export interface Caller {
 }
 
 /**
- * POST /v1/systemone. `body` is sent as-is when it is a string, JSON-encoded otherwise.
+ * POST `path` with a key. `body` is sent as-is when it is a string, JSON-encoded otherwise.
  * `key: null` sends no Authorization header; `authorization` sends that header verbatim.
  */
-export function postJudgment(
+export function postWithKey(
   server: Caller,
+  path: string,
   body: unknown,
   options: { key?: string | null; authorization?: string; headers?: Record<string, string> } = {},
 ): Promise<CapturedResponse> {
@@ -48,12 +49,12 @@ export function postJudgment(
   const key = options.key === undefined ? server.key : options.key;
   if (options.authorization !== undefined) headers.authorization = options.authorization;
   else if (key !== null) headers.authorization = `Bearer ${key}`;
-  return call(server.url, "/v1/systemone", {
-    method: "POST",
-    headers,
-    body: typeof body === "string" ? body : JSON.stringify(body),
-  });
+  return call(server.url, path, { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) });
 }
+
+/** POST /v1/systemone (see postWithKey). */
+export const postJudgment = (server: Caller, body: unknown, options?: Parameters<typeof postWithKey>[3]) =>
+  postWithKey(server, "/v1/systemone", body, options);
 
 /** Reference confidence of a choice answer (jev-compat.md): (m − 1/n) / (1 − 1/n). */
 export function referenceChoiceConfidence(p: number[]): number {
