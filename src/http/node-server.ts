@@ -1,9 +1,9 @@
 import { serve } from "@hono/node-server";
-import { randomBytes } from "node:crypto";
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { ApiError, ERROR_STATUS, type ErrorCode } from "../errors.js";
 import type { Logger } from "../logger.js";
+import { newRequestId } from "./request-id.js";
 
 /**
  * The Node HTTP server under the app: how long a client may take to send a request, what a
@@ -127,7 +127,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket, options
     return;
   }
   const refusal = describe(error, options, inFlight !== undefined);
-  const id = `req_${randomBytes(12).toString("hex")}`;
+  const id = newRequestId();
   const body = JSON.stringify(new ApiError(refusal.code, refusal.message).body());
   const status = ERROR_STATUS[refusal.code];
   options.log.info("request refused by the HTTP server", { request_id: id, status, code: refusal.code, reason: error.code });

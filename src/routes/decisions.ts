@@ -5,10 +5,10 @@ import type { App } from "../http/context.js";
 import { readJsonBody } from "../http/read-body.js";
 import { decisionsUsage, toDecisionAnswers, toJudgment, UnsupportedDecisionError, type DecisionsQuestion } from "../judgment/decisions.js";
 import type { Judged } from "./systemone.judgment.js";
-import { answerQuestions } from "./judge-pipeline.js";
+import { answerQuestions, unknownModel } from "./judge-pipeline.js";
 import { openAIErrorFormat, ParamError } from "./decisions.errors.js";
 import { DecisionsErrorBody, DecisionsInputJson, DecisionsInputText, DecisionsRequest, DecisionsResponse, DecisionsUserMessage } from "./decisions.schema.js";
-import { billedToHeader, errorResponses, judgingErrorHeaders, rateLimitHeaders, requestIdHeader, standingHeaders } from "./shared.schema.js";
+import { billedToHeader, errorResponses, judgingErrorDescriptions, judgingErrorHeaders, rateLimitHeaders, requestIdHeader, standingHeaders } from "./shared.schema.js";
 import { rateLimit } from "./systemone.billing.js";
 import { describeIssues, type SystemOneDeps } from "./systemone.js";
 
@@ -44,16 +44,9 @@ const route = createRoute({
       content: { "application/json": { schema: DecisionsResponse } },
     },
     ...errorResponses(
-      {
-        400: "Invalid request: malformed JSON, a wrong field, an unsupported input (an image, a tool item, a message not from the user), an unknown model, over a limit, or an Idempotency-Key reused with another body.",
-        401: "Missing, invalid or revoked API key.",
-        402: "Plan allowance used up and prepaid balance too low; nothing is charged.",
-        409: "A request with the same Idempotency-Key is still running.",
-        413: "Request body larger than 256 KB.",
-        415: "The body has a Content-Encoding other than identity (unsupported_content_encoding).",
-        429: "Rate limit exceeded; retry after Retry-After seconds.",
-        502: "The model, the database or Redis is unavailable, failed or timed out; nothing is charged.",
-      },
+      judgingErrorDescriptions(
+        "Invalid request: malformed JSON, a wrong field, an unsupported input (an image, a tool item, a message not from the user), an unknown model, over a limit, or an Idempotency-Key reused with another body.",
+      ),
       judgingErrorHeaders,
       DecisionsErrorBody,
     ),
@@ -114,14 +107,8 @@ export function parseDecisionsRequest(body: unknown, deps: Pick<DecisionsDeps, "
       "questions",
     );
   }
-  const { model } = request;
-  if (model !== deps.engine.modelId && !(DECISIONS_MODEL_ALIASES as readonly string[]).includes(model)) {
-    throw new ParamError(
-      "unknown_model",
-      `unknown model "${model}"; this server answers with "${deps.engine.modelId}" (also accepted: ${DECISIONS_MODEL_ALIASES.join(", ")})`,
-      "model",
-    );
-  }
+  const refusal = unknownModel(request.model, deps.engine.modelId, DECISIONS_MODEL_ALIASES);
+  if (refusal) throw new ParamError("unknown_model", refusal, "model");
   return request;
 }
 

@@ -77,6 +77,15 @@ export async function answerQuestions(c: Context<AppEnv>, deps: PipelineDeps, re
 const JSON_TYPE = { "content-type": "application/json" };
 
 /**
+ * Why a request's model name is refused, or undefined when it names the served model or one of
+ * the route's aliases (the names its SDKs send by default). Each route raises it in its own shape.
+ */
+export function unknownModel(model: string, servedId: string, aliases: readonly string[]): string | undefined {
+  if (model === servedId || aliases.includes(model)) return undefined;
+  return `unknown model "${model}"; this server answers with "${servedId}" (also accepted: ${aliases.join(", ")})`;
+}
+
+/**
  * Gives a failed request's hold back. If the database is down too, the first error is what the
  * client hears; the hold then expires and the sweeper of some instance releases it.
  */

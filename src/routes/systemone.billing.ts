@@ -88,6 +88,10 @@ export function billingHeaders(settled: { billedTo: BilledTo; standing: Standing
   return { "x-billed-to": settled.billedTo, ...standingHeaders(settled.standing) };
 }
 
+/** The 502 of a model that outlived the request's time. */
+export const modelTimeout = (timeoutMs: number) =>
+  new ApiError("model_timeout", `the model did not answer within ${timeoutMs} ms; nothing was charged`);
+
 /**
  * Runs the model for at most `timeoutMs`, and no longer than the client waits. Either way the
  * caller gets an error at once, even if the engine is stuck, so its reservation is released.
@@ -102,7 +106,7 @@ export async function evaluateWithin(
   const { signal } = step;
   const explain = () =>
     step.timedOut
-      ? new ApiError("model_timeout", `the model did not answer within ${timeoutMs} ms; nothing was charged`)
+      ? modelTimeout(timeoutMs)
       : new RequestAbortedError("the client closed the request before it was answered");
   if (signal.aborted) {
     step.dispose();

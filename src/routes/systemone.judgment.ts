@@ -8,7 +8,7 @@ import { answerInClientOrder, type DebiasMode } from "../judgment/debias.js";
 import { buildPrompt } from "../judgment/prompt.js";
 import type { Answer, Question } from "../judgment/schema.js";
 import { judgeDebiased, planDebiased, type DebiasedResult, type DebiasSteps } from "../services/debias.js";
-import { evaluateWithin } from "./systemone.billing.js";
+import { evaluateWithin, modelTimeout } from "./systemone.billing.js";
 
 /**
  * The model side of POST /v1/systemone and POST /v1/decisions: prepared before the charge is
@@ -98,7 +98,7 @@ async function prepareDebiased(deps: JudgmentDeps, input: JudgmentInput, mode: E
       try {
         result = await judgeDebiased(plan, steps);
       } catch (error) {
-        throw phase.timedOut ? timeoutError(requestTimeoutMs) : error;
+        throw phase.timedOut ? modelTimeout(requestTimeoutMs) : error;
       } finally {
         phase.dispose();
       }
@@ -116,16 +116,13 @@ async function prepareDebiased(deps: JudgmentDeps, input: JudgmentInput, mode: E
   };
 }
 
-const timeoutError = (timeoutMs: number) =>
-  new ApiError("model_timeout", `the model did not answer within ${timeoutMs} ms; nothing was charged`);
-
 /** Tokenising may ask the engine's server, so it is bounded like the model call and ends with the client. */
 async function prepareWithin(engine: JudgmentEngine, prompt: JudgmentPrompt, clientSignal: AbortSignal, timeoutMs: number): Promise<PreparedJudgment> {
   const step = deadline(clientSignal, timeoutMs);
   try {
     return await engine.prepare(prompt, step.signal);
   } catch (error) {
-    throw error instanceof RequestAbortedError && step.timedOut ? timeoutError(timeoutMs) : error;
+    throw error instanceof RequestAbortedError && step.timedOut ? modelTimeout(timeoutMs) : error;
   } finally {
     step.dispose();
   }

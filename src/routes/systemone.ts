@@ -7,9 +7,10 @@ import { readJsonBody } from "../http/read-body.js";
 import type { Temperatures } from "../judgment/answers.js";
 import type { DebiasMode } from "../judgment/debias.js";
 import { keyed } from "../judgment/keyed.js";
-import { answerQuestions } from "./judge-pipeline.js";
+import { answerQuestions, unknownModel } from "./judge-pipeline.js";
 import {
   billedToHeader,
+  judgingErrorDescriptions,
   judgingErrorHeaders,
   errorResponses,
   rateLimitHeaders,
@@ -52,16 +53,9 @@ const route = createRoute({
       content: { "application/json": { schema: JudgmentResponse } },
     },
     ...errorResponses(
-      {
-        400: "Invalid request: malformed JSON, a wrong field, an unknown model, over a limit, or an Idempotency-Key reused with another body.",
-        401: "Missing, invalid or revoked API key.",
-        402: "Plan allowance used up and prepaid balance too low; nothing is charged.",
-        409: "A request with the same Idempotency-Key is still running.",
-        413: "Request body larger than 256 KB.",
-        415: "The body has a Content-Encoding other than identity (unsupported_content_encoding).",
-        429: "Rate limit exceeded; retry after Retry-After seconds.",
-        502: "The model, the database or Redis (when it counts the rate limits) is unavailable, failed or timed out (model_unavailable, model_failed, model_timeout, database_unavailable, rate_limiter_unavailable); nothing is charged.",
-      },
+      judgingErrorDescriptions(
+        "Invalid request: malformed JSON, a wrong field, an unknown model, over a limit, or an Idempotency-Key reused with another body.",
+      ),
       judgingErrorHeaders,
     ),
   },
@@ -113,13 +107,8 @@ export function parseJudgmentRequest(body: unknown, deps: Pick<SystemOneDeps, "e
   if (count > deps.maxQuestions) {
     throw new ApiError("too_many_questions", `${count} questions; this server answers at most ${deps.maxQuestions} per request`);
   }
-  const model = request.model;
-  if (model !== undefined && model !== deps.engine.modelId && !(MODEL_ALIASES as readonly string[]).includes(model)) {
-    throw new ApiError(
-      "unknown_model",
-      `unknown model "${model}"; this server answers with "${deps.engine.modelId}" (also accepted: ${MODEL_ALIASES.join(", ")})`,
-    );
-  }
+  const refusal = request.model === undefined ? undefined : unknownModel(request.model, deps.engine.modelId, MODEL_ALIASES);
+  if (refusal) throw new ApiError("unknown_model", refusal);
   return request;
 }
 

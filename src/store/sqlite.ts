@@ -89,19 +89,17 @@ export function openSqlite(path: string, options: { create?: boolean; background
  */
 function sqliteStatement<Row>(raw: BetterSqlite3.Database, db: Queries, transaction: Database["transaction"], text: string): Statement<Row> {
   let prepared: BetterSqlite3.Statement | undefined;
+  // Prepared once, on first use.
+  const statement = () => (prepared ??= raw.prepare(text));
   const run = (params: readonly unknown[]): Row[] => {
-    prepared ??= raw.prepare(text);
-    if (!prepared.reader) {
-      prepared.run(...params);
-      return [];
-    }
-    return safeRows(prepared.all(...params) as Row[]);
+    if (statement().reader) return safeRows(statement().all(...params) as Row[]);
+    statement().run(...params);
+    return [];
   };
   return {
     async all(q, params) {
       if (q !== db) return run(params);
-      prepared ??= raw.prepare(text);
-      if (!prepared.readonly) return transaction(async () => run(params));
+      if (!statement().readonly) return transaction(async () => run(params));
       if (raw.inTransaction) return db.connection().execute(async () => run(params));
       return run(params);
     },
