@@ -174,6 +174,31 @@ describe("judge calibrate against the real server", () => {
     expect(readFileSync(result.files.diagram, "utf8")).toMatch(/^<svg [^>]*>[\s\S]*uncalibrated · ECE[\s\S]*calibrated · ECE[\s\S]*<\/svg>\n$/);
   });
 
+  it("with --debias canonical the profile does not depend on the order the dataset lists options in; without it, it does", async () => {
+    const reversed = join(dir, "reversed.jsonl");
+    const reverseOptions = (q: any) => (q.type === "choice" ? { ...q, criteria: Object.fromEntries(Object.entries(q.criteria).reverse()) } : q);
+    const reversedItems = sampleItems.map((item) => ({ ...item, questions: Object.fromEntries(Object.entries<any>(item.questions).map(([id, q]) => [id, reverseOptions(q)])) }));
+    writeFileSync(reversed, reversedItems.map((item) => JSON.stringify(item)).join("\n") + "\n");
+    const fit = async (dataset: string, name: string, ...extra: string[]) => {
+      const args = ["calibrate", dataset, "--url", server.url, "--key", server.key, "--profile", join(dir, `${name}.json`), "--out", join(dir, name)];
+      return JSON.parse((await judge(...args, "--holdout", "0", "--min-bucket", "3", "--dry-run", "--json", ...extra)).stdout);
+    };
+
+    const [plain, plainReversed] = [await fit(sample, "plain"), await fit(reversed, "plain-reversed")];
+    expect(plain, show(plain)).not.toHaveProperty("debias");
+    // The tiny model is strongly position-biased, so the logits it is fitted on move with the order.
+    expect(plainReversed.temperatures, show({ plain: plain.temperatures, plainReversed: plainReversed.temperatures })).not.toEqual(plain.temperatures);
+
+    const [canonical, canonicalReversed] = [await fit(sample, "canonical", "--debias", "canonical"), await fit(reversed, "canonical-reversed", "--debias", "canonical")];
+    const context = show({ canonical, canonicalReversed });
+    expect([canonical.debias, canonicalReversed.debias], context).toEqual(["canonical", "canonical"]);
+    expect(canonicalReversed.temperatures, context).toEqual(canonical.temperatures);
+    // The metrics sum each answer's probabilities in the dataset's order: equal to the last bits.
+    const rounded = (value: unknown) => JSON.parse(JSON.stringify(value, (_, v) => (typeof v === "number" ? Number(v.toPrecision(12)) : v)));
+    expect(rounded(canonicalReversed.heldOut), context).toEqual(rounded(canonical.heldOut));
+    expect(readFileSync(join(dir, "canonical", "report.html"), "utf8")).toContain("x_debias <code>canonical</code>");
+  });
+
   it("falls back to log(probabilities) when a server sends no logits, says so, and --dry-run writes nothing", async () => {
     const other = await startFakeJudgeServer((body) => replyTo(body, "other-server"));
     try {

@@ -81,6 +81,7 @@ interface CalibrateFlags extends ServerFlags {
   seed: number;
   minBucket: number;
   dryRun?: boolean;
+  debias?: DebiasMode;
 }
 
 const DATASET_HELP = "JSONL file: one item per line with state, questions and gold";
@@ -97,11 +98,7 @@ export function registerEvaluationCommands(program: Command): void {
         .default([0.01, 0.05, 0.1], "0.01,0.05,0.1"),
     )
     .addOption(new Option("--option-order <mode>", "check: ask again with choice options reordered").choices(["shift", "shuffle"]))
-    .addOption(
-      new Option("--debias <mode>", "send x_debias with every request: the server's option-order debiasing (default: the server's)").choices([
-        ...DEBIAS_MODES,
-      ]),
-    )
+    .addOption(debiasOption())
     .option("--question-ids", "check: ask again with the questions renamed")
     .option("--interference", "check: ask each question alone as well as with its item's others")
     .option("--seed <n>", "seed of the shuffle", integer(0), 1);
@@ -120,10 +117,17 @@ export function registerEvaluationCommands(program: Command): void {
     .option("--holdout <share>", "share of items held out to report calibration before and after", share, 0.3)
     .option("--seed <n>", "seed of the held-out split", integer(0), 1)
     .option("--min-bucket <n>", "answers a label-count bucket needs for a temperature of its own", integer(1), 50)
-    .option("--dry-run", "fit and report without writing the profile (the report is still written)");
+    .option("--dry-run", "fit and report without writing the profile (the report is still written)")
+    .addOption(debiasOption());
   withServerOptions(calibrate).action(async (dataset: string, flags: CalibrateFlags, command: Command) => {
     const { profile, out, holdout, seed, minBucket } = flags;
-    const options = { ...serverOptions(flags), profile, out, holdout, seed, minBucket, dryRun: flags.dryRun === true };
+    const options = { ...serverOptions(flags), profile, out, holdout, seed, minBucket, dryRun: flags.dryRun === true, debias: flags.debias };
     await run(command, () => calibrateCommand(dataset, options, io));
   });
 }
+
+/** Both commands send it the same way: eval measures, and calibrate fits, the mode the server will serve with. */
+const debiasOption = () =>
+  new Option("--debias <mode>", "send x_debias with every request: the server's option-order debiasing (default: the server's)").choices([
+    ...DEBIAS_MODES,
+  ]);

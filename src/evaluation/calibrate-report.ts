@@ -47,7 +47,8 @@ export function calibrateReportHtml(result: CalibrateResult, context: CalibrateC
     : `Not written (<code>--dry-run</code>): <code>${esc(context.profile.path)}</code>.`;
   const body = [
     `<h1>judge calibrate</h1>`,
-    `<p>Dataset <code>${esc(context.dataset)}</code> · server <code>${esc(context.url)}</code> · model <code>${esc(result.model)}</code><br>` +
+    `<p>Dataset <code>${esc(context.dataset)}</code> · server <code>${esc(context.url)}</code> · model <code>${esc(result.model)}</code>` +
+      `${result.debias ? ` · x_debias <code>${esc(result.debias)}</code>` : ""}<br>` +
       `Fitted on ${split.fitAnswers} answers (${split.fitItems} items), ${heldOut}. ${profile}</p>`,
     ...notes.map((note) => `<p class="note">${esc(note)}</p>`),
     `<h2>Temperatures</h2>`,

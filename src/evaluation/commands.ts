@@ -114,6 +114,7 @@ export interface CalibrateCommandOptions extends ServerOptions {
   seed: number;
   minBucket: number;
   dryRun: boolean;
+  debias?: DebiasMode;
 }
 
 export async function calibrateCommand(dataset: string, options: CalibrateCommandOptions, io: CommandIo): Promise<CommandOutput> {
@@ -132,6 +133,7 @@ export async function calibrateCommand(dataset: string, options: CalibrateComman
     seed: options.seed,
     minBucketAnswers: options.minBucket,
     model: options.model,
+    debias: options.debias,
     currentFor: (modelId) => currentTemperatures(existing, modelId),
   });
   const notes: string[] = [];

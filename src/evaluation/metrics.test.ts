@@ -34,10 +34,12 @@ describe("accuracy", () => {
     expect(isCorrect(noul(0.5, true))).toBe(true);
   });
 
-  it("uses the most likely gold label for soft gold, first in order on a tie", () => {
+  it("uses the most likely gold label for soft gold, and accepts any of the labels a soft gold ties on", () => {
     expect(isCorrect(choice([0.1, 0.6, 0.3], [0.2, 0.5, 0.3]))).toBe(true);
     expect(isCorrect(choice([0.1, 0.6, 0.3], [0.45, 0.1, 0.45]))).toBe(false);
     expect(isCorrect(choice([0.6, 0.1, 0.3], [0.45, 0.1, 0.45]))).toBe(true);
+    expect(isCorrect(choice([0.3, 0.1, 0.6], [0.45, 0.1, 0.45])), "the last of the tied labels counts as well").toBe(true);
+    expect(isCorrect(noul(0.2, 0.5)), "a 0.5 noul gold accepts false").toBe(true);
   });
 });
 

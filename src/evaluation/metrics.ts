@@ -22,7 +22,11 @@ export const ECE_BINS = 15;
 /** Ties go to the first label in option order, for predictions and soft gold alike. */
 export const predictedIndex = (r: Prediction) => argmax(r.probabilities);
 export const goldIndex = (r: Prediction) => argmax(r.gold);
-export const isCorrect = (r: Prediction) => predictedIndex(r) === goldIndex(r);
+/**
+ * Right when the chosen label is one the gold gives the most weight: a soft label that ties
+ * (0.5/0.5) accepts either, so accuracy never depends on the order the options are listed in.
+ */
+export const isCorrect = (r: Prediction) => r.gold[predictedIndex(r)] === r.gold[goldIndex(r)];
 export const confidenceOf = (r: Prediction) => Math.max(...r.probabilities);
 
 /**

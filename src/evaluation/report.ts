@@ -88,7 +88,7 @@ export function formatCalibrateText(result: CalibrateResult, profile: { path: st
     ? `the ${split.fitAnswers} answers it was fitted on (no held-out split)`
     : `${split.heldOutAnswers} held-out answers (${split.heldOutItems} items)`;
   return [
-    `Fitted on ${split.fitAnswers} answers (${split.fitItems} items) of model ${result.model}.`,
+    `Fitted on ${split.fitAnswers} answers (${split.fitItems} items) of model ${result.model}${result.debias ? `, x_debias ${result.debias}` : ""}.`,
     `Temperatures: choice ${t(temperatures.choice)}, noul ${t(temperatures.noul)}, score ${t(temperatures.score)}` +
       (buckets.length > 0 ? `; buckets: ${buckets.join(", ")}` : ""),
     "",

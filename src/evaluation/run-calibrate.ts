@@ -1,4 +1,5 @@
 import { NEUTRAL_TEMPERATURES, type Temperatures } from "../judgment/answers.js";
+import type { DebiasMode } from "../judgment/debias.js";
 import { Mulberry32 } from "../fixtures/prng.js";
 import { EvaluationRunError, labelErrors, sendAll, type JudgmentClient } from "./client.js";
 import { requestOf, type DatasetItem } from "./dataset.js";
@@ -22,6 +23,11 @@ export interface CalibrateRunOptions {
   minBucketAnswers: number;
   model?: string;
   /**
+   * Sent as every request's `x_debias`: fit on the logits the server answers with in the mode it
+   * serves (shift averages several presentations, which changes how sharp they are).
+   */
+  debias?: DebiasMode;
+  /**
    * The profile's temperatures for the model the server reports, if it has an entry: types the
    * data cannot fit keep them, and the report shows how they did.
    */
@@ -35,6 +41,8 @@ export type CompactByType = Partial<Record<"overall" | "choice" | "noul" | "scor
 
 export interface CalibrateResult {
   model: string;
+  /** The `x_debias` every request carried, when one was asked for. */
+  debias?: DebiasMode;
   /** "probabilities" when the server sent no logits and log(probabilities) stood in for them. */
   logitsSource: "logits" | "probabilities" | "mixed";
   split: { fitItems: number; fitAnswers: number; heldOutItems: number; heldOutAnswers: number; inSample: boolean };
@@ -55,6 +63,7 @@ export async function runCalibration(options: CalibrateRunOptions): Promise<Cali
   const temperatures = temperaturesOf(fit, current);
   return {
     model,
+    ...(options.debias && { debias: options.debias }),
     logitsSource,
     split: {
       fitItems: fitItems.length,
@@ -77,7 +86,11 @@ export async function runCalibration(options: CalibrateRunOptions): Promise<Cali
 
 /** One request per item with include_logits; every answer read as label logits. */
 async function askForLogits(options: CalibrateRunOptions) {
-  const extra = { include_logits: true, ...(options.model === undefined ? {} : { model: options.model }) };
+  const extra = {
+    include_logits: true,
+    ...(options.model !== undefined && { model: options.model }),
+    ...(options.debias && { x_debias: options.debias }),
+  };
   const requests = options.items.map((item) => ({ body: { ...requestOf(item), ...extra }, label: `item ${item.id} (line ${item.line})` }));
   const progress = options.progress(requests.length);
   const replies = await sendAll(options.client, requests, { concurrency: options.concurrency, progress });
