@@ -1,4 +1,5 @@
 import { endpointUrl, parseRetryAfter } from "../clients/judgment-endpoint.js";
+import type { DebiasMode } from "../judgment/debias.js";
 import { mapConcurrent } from "./progress.js";
 
 /**
@@ -6,6 +7,11 @@ import { mapConcurrent } from "./progress.js";
  * what is worth retrying: 429 after the server's Retry-After, 408/5xx and network failures with
  * exponential backoff. Any other 4xx is the dataset's or the caller's mistake and fails at once.
  */
+
+/** The fields eval and calibrate add to every request they send: `model` and `x_debias` when asked for. */
+export function requestExtras(options: { model?: string; debias?: DebiasMode }): { model?: string; x_debias?: DebiasMode } {
+  return { ...(options.model !== undefined && { model: options.model }), ...(options.debias && { x_debias: options.debias }) };
+}
 
 export interface JudgmentReply {
   model: string;

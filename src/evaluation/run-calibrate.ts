@@ -1,7 +1,7 @@
 import { NEUTRAL_TEMPERATURES, type Temperatures } from "../judgment/answers.js";
 import type { DebiasMode } from "../judgment/debias.js";
 import { Mulberry32 } from "../fixtures/prng.js";
-import { EvaluationRunError, labelErrors, sendAll, type JudgmentClient } from "./client.js";
+import { EvaluationRunError, labelErrors, requestExtras, sendAll, type JudgmentClient } from "./client.js";
 import { requestOf, type DatasetItem } from "./dataset.js";
 import { summariseByType, type MetricSummary } from "./metrics.js";
 import { answerLogits } from "./read-answer.js";
@@ -86,11 +86,7 @@ export async function runCalibration(options: CalibrateRunOptions): Promise<Cali
 
 /** One request per item with include_logits; every answer read as label logits. */
 async function askForLogits(options: CalibrateRunOptions) {
-  const extra = {
-    include_logits: true,
-    ...(options.model !== undefined && { model: options.model }),
-    ...(options.debias && { x_debias: options.debias }),
-  };
+  const extra = { include_logits: true, ...requestExtras(options) };
   const requests = options.items.map((item) => ({ body: { ...requestOf(item), ...extra }, label: `item ${item.id} (line ${item.line})` }));
   const progress = options.progress(requests.length);
   const replies = await sendAll(options.client, requests, { concurrency: options.concurrency, progress });

@@ -2,7 +2,7 @@ import { Mulberry32 } from "../fixtures/prng.js";
 import type { DebiasMode } from "../judgment/debias.js";
 import { keyed } from "../judgment/keyed.js";
 import { confusionTables, type Confusion } from "./confusion.js";
-import { labelErrors, sendAll, type JudgmentClient, type JudgmentReply, type LabelledRequest } from "./client.js";
+import { labelErrors, requestExtras, sendAll, type JudgmentClient, type JudgmentReply, type LabelledRequest } from "./client.js";
 import { requestOf, type DatasetItem, type LabelledQuestion } from "./dataset.js";
 import { isCorrect, summariseByType, type Prediction, type SummaryByType } from "./metrics.js";
 import { answerProbabilities } from "./read-answer.js";
@@ -137,7 +137,7 @@ function changeOf(q: LabelledQuestion, base: Map<string, number[]>, reply: Judgm
 
 function planRequests(options: EvalRunOptions): Planned[] {
   const rng = new Mulberry32(options.seed);
-  const extra = { ...(options.model !== undefined && { model: options.model }), ...(options.debias && { x_debias: options.debias }) };
+  const extra = requestExtras(options);
   const planned: Planned[] = [];
   for (const item of options.items) {
     const add = (questions: Record<string, unknown>, label: string, check?: Planned["check"]) =>
