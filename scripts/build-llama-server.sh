@@ -8,9 +8,18 @@ cd "$(dirname "$0")/.."
 pkg=node_modules/node-llama-cpp/llama
 [ -f "$pkg/gitRelease.bundle" ] || { echo "run npm ci first: $pkg/gitRelease.bundle is missing" >&2; exit 1; }
 tag=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).tag)' "$pkg/llama.cpp.info.json")
-# GGML_NATIVE=ON matches the in-process engine closest (5e-8 vs 6e-7); key the build by the CPU's
-# flags so a cache carried to another CPU is rebuilt rather than crashing on an illegal instruction.
-cpu=$( (grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || uname -m) | sha1sum | cut -c1-8)
+# GGML_NATIVE=ON matches the in-process engine closest (5e-8 vs 6e-7). Without AMX, though: on a
+# CPU that has it (Xeon Sapphire Rapids and later) -march=native turns on ggml's AMX matrix kernels,
+# and this llama.cpp's crash with a segmentation fault on the first Q4_0 or Q8_0 model it runs
+# (engine.quantized.test.ts); node-llama-cpp's prebuilt binaries do not use them either.
+flags=(-DGGML_NATIVE=ON)
+if [ "$(uname -m)" = x86_64 ]; then
+  noamx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+  flags+=("-DCMAKE_C_FLAGS=$noamx" "-DCMAKE_CXX_FLAGS=$noamx")
+fi
+# The build is keyed by the CPU's flags, so a cache carried to another CPU is rebuilt rather than
+# crashing on an illegal instruction, and by the recipe, so a changed recipe builds anew.
+cpu=$( (grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || uname -m; echo "${flags[*]}") | sha1sum | cut -c1-8)
 root=${JUDGE_LLAMA_SERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/typed-judgment-service}
 dir="$root/llama.cpp-$tag-$cpu"
 bin="$dir/build/bin/llama-server"
@@ -21,7 +30,7 @@ rm -rf "$dir.tmp"
 git clone --quiet "$pkg/gitRelease.bundle" "$dir.tmp" >&2
 (
   cd "$dir.tmp"
-  cmake -B build -DGGML_NATIVE=ON -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF \
+  cmake -B build "${flags[@]}" -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF \
     -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release >&2
   cmake --build build --target llama-server -j"$(nproc)" >&2
 )

@@ -2,19 +2,20 @@ import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { writeFixtureModel } from "../fixtures/fixture-model.js";
+import { writeFixtureModel, type FixtureWeightType } from "../fixtures/fixture-model.js";
 import { llamaVocabCommit } from "../fixtures/llama-vocab-files.js";
 
 /**
  * The tiny fixture model, written once per machine into the temp dir: llama.cpp runs it like
  * any GGUF model, in about a millisecond per evaluation, so tests exercise the real engine.
+ * F32 by default; quantized weights run through llama.cpp's other (repacked) kernels.
  */
-export async function tinyFixturePath(seed = 1): Promise<string> {
+export async function tinyFixturePath(seed = 1, weightType: FixtureWeightType = "F32"): Promise<string> {
   const dir = path.join(os.tmpdir(), "tjs-fixtures");
-  const file = path.join(dir, `tiny-seed${seed}.gguf`);
+  const file = path.join(dir, weightType === "F32" ? `tiny-seed${seed}.gguf` : `tiny-${weightType.toLowerCase()}-seed${seed}.gguf`);
   if (!existsSync(file)) {
     await mkdir(dir, { recursive: true });
-    await writeFixtureModel(file, { preset: "tiny", seed });
+    await writeFixtureModel(file, { preset: "tiny", seed, weightType });
   }
   return file;
 }

@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { normalise } from "../../judgment/answers.js";
-import { buildPrompt } from "../../judgment/prompt.js";
 import type { Question } from "../../judgment/schema.js";
 import { tinyFixturePath } from "../../testing/fixture.js";
 import { startLlamaServer, type LlamaServerProcess } from "../../testing/llama-server.js";
@@ -8,7 +6,7 @@ import { startLlamaServerStandIn } from "../../testing/llama-server-standin.js";
 import { readyTinyEngine } from "../../testing/server.js";
 import type { JudgmentEngine } from "../types.js";
 import { createLlamaServerEngine } from "./engine.js";
-import { remoteOptions } from "./test-helpers.js";
+import { choice, maxDifference, NOULS, probabilities, remoteOptions, score } from "./test-helpers.js";
 
 /**
  * The llama-server engine against a real llama-server on the tiny fixture, compared with the
@@ -25,21 +23,6 @@ import { remoteOptions } from "./test-helpers.js";
  */
 const TOLERANCE = 1e-6;
 
-const choice = (n: number): Question => ({
-  type: "choice",
-  instructions: `Pick one of ${n}.`,
-  criteria: Object.fromEntries(Array.from({ length: n }, (_, i) => [`option ${i}`, i % 3 === 0 ? null : `description ${i}`])),
-});
-const score = (n: number): Question => ({
-  type: "score",
-  instructions: "How strong is it?",
-  criteria: Array.from({ length: n }, (_, i) => `level ${i}`),
-});
-const NOULS: Question[] = [
-  { type: "noul", instructions: "The customer was charged twice.", criteria: null },
-  { type: "noul", instructions: "It is urgent.", criteria: { true: "needs action today", false: "can wait" } },
-  { type: "noul", instructions: { claim: "refund due" }, criteria: { true: "a refund is owed" } },
-];
 const STATE = { ticket: "I was charged twice. 한국어 🎉", priority: 2 };
 const LONG_STATE = "word ".repeat(120);
 
@@ -63,22 +46,12 @@ afterAll(async () => {
   await llamaServer?.stop();
 });
 
-async function probabilities(engine: JudgmentEngine, state: unknown, questions: Question[]) {
-  const prepared = await engine.prepare(buildPrompt(state, questions));
-  const result = await engine.evaluate(prepared);
-  return { prepared, probabilities: result.labelLogProbs.map((lps) => normalise(lps, 1)) };
-}
-
 async function expectSameAsInProcess(state: unknown, questions: Question[], what: string) {
   const [ours, reference] = [await probabilities(remote, state, questions), await probabilities(local, state, questions)];
   // Same tokens first: the server's tokenizer, fed piece by piece, must give the in-process ids.
   expect((ours.prepared as any).prefixTokens, `${what}: prefix tokens`).toEqual((reference.prepared as any).prefixTokens);
   expect(ours.prepared.inputTokens, `${what}: input tokens`).toBe(reference.prepared.inputTokens);
-  let worst = 0;
-  ours.probabilities.forEach((row, q) => {
-    expect(row.length, `${what}, question ${q}`).toBe(reference.probabilities[q].length);
-    row.forEach((p, i) => (worst = Math.max(worst, Math.abs(p - reference.probabilities[q][i]))));
-  });
+  const worst = maxDifference(ours.probabilities, reference.probabilities);
   measured.push(`${what}: ${worst.toExponential(2)}`);
   expect(worst, `${what}: max |Δp| = ${worst}\nllama-server ${JSON.stringify(ours.probabilities)}\nin-process ${JSON.stringify(reference.probabilities)}`).toBeLessThanOrEqual(TOLERANCE);
 }
