@@ -10,8 +10,8 @@ pkg=node_modules/node-llama-cpp/llama
 tag=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).tag)' "$pkg/llama.cpp.info.json")
 # GGML_NATIVE=ON matches the in-process engine closest (5e-8 vs 6e-7). Without AMX, though: on a
 # CPU that has it (Xeon Sapphire Rapids and later) -march=native turns on ggml's AMX matrix kernels,
-# and this llama.cpp's crash with a segmentation fault on the first Q4_0 or Q8_0 model it runs
-# (engine.quantized.test.ts); node-llama-cpp's prebuilt binaries do not use them either.
+# and this llama.cpp's crash (segmentation fault or illegal instruction) on the first decode of
+# a Q4_0 or Q8_0 model (engine.quantized.test.ts), with or without OpenMP.
 flags=(-DGGML_NATIVE=ON)
 if [ "$(uname -m)" = x86_64 ]; then
   noamx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
