@@ -18,9 +18,8 @@ import { choice, maxDifference, NOULS, probabilities, remoteOptions, score } fro
  * state, all of it in two labels of the 27-option question (p 0.816 and 0.059, so a relative
  * 7e-4; every other probability within 1e-6): the two builds' Q8_0 kernels differ (this one is
  * compiled for the CPU it runs on; node-llama-cpp loads its prebuilt variant for the CPU's
- * family, sapphirerapids there), not the readout. Each engine
- * on its own is exact: a question alone, among others and after other requests gives
- * bit-identical numbers (checked below for both types).
+ * family, sapphirerapids there), not the readout. Each engine on its own is exact: a question
+ * alone, among others and after other requests gives bit-identical numbers (checked below).
  */
 const TOLERANCE: Record<"Q4_0" | "Q8_0", number> = { Q4_0: 1e-6, Q8_0: 1e-3 };
 
