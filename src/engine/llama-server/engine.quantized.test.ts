@@ -5,7 +5,8 @@ import { startLlamaServer, type LlamaServerProcess } from "../../testing/llama-s
 import { createLlamaEngine } from "../llama-engine.js";
 import type { JudgmentEngine } from "../types.js";
 import { createLlamaServerEngine } from "./engine.js";
-import { choice, maxDifference, NOULS, probabilities, remoteOptions, score } from "./test-helpers.js";
+import { choiceQuestion as choice, NOUL_QUESTIONS as NOULS, scoreQuestion as score } from "../../testing/exactness.js";
+import { maxDifference, probabilities, remoteOptions } from "./test-helpers.js";
 
 /**
  * Real models are quantized, and llama.cpp runs Q4_0 and Q8_0 weights through other kernels than

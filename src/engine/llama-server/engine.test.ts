@@ -6,7 +6,8 @@ import { startLlamaServerStandIn } from "../../testing/llama-server-standin.js";
 import { readyTinyEngine } from "../../testing/server.js";
 import type { JudgmentEngine } from "../types.js";
 import { createLlamaServerEngine } from "./engine.js";
-import { choice, maxDifference, NOULS, probabilities, remoteOptions, score } from "./test-helpers.js";
+import { choiceQuestion as choice, NOUL_QUESTIONS as NOULS, scoreQuestion as score } from "../../testing/exactness.js";
+import { maxDifference, probabilities, remoteOptions } from "./test-helpers.js";
 
 /**
  * The llama-server engine against a real llama-server on the tiny fixture, compared with the

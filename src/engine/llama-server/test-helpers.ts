@@ -15,26 +15,6 @@ export function remoteOptions(url: string, overrides: Partial<RemoteEngineOption
   };
 }
 
-/** A choice of `n` options, a third of them without a description. */
-export const choice = (n: number): Question => ({
-  type: "choice",
-  instructions: `Pick one of ${n}.`,
-  criteria: Object.fromEntries(Array.from({ length: n }, (_, i) => [`option ${i}`, i % 3 === 0 ? null : `description ${i}`])),
-});
-
-export const score = (n: number): Question => ({
-  type: "score",
-  instructions: "How strong is it?",
-  criteria: Array.from({ length: n }, (_, i) => `level ${i}`),
-});
-
-/** Without criteria, two-sided and one-sided. */
-export const NOULS: Question[] = [
-  { type: "noul", instructions: "The customer was charged twice.", criteria: null },
-  { type: "noul", instructions: "It is urgent.", criteria: { true: "needs action today", false: "can wait" } },
-  { type: "noul", instructions: { claim: "refund due" }, criteria: { true: "a refund is owed" } },
-];
-
 /** What `engine` prepares and answers for the questions: the prepared request and each question's probabilities. */
 export async function probabilities(engine: JudgmentEngine, state: unknown, questions: Question[]) {
   const prepared = await engine.prepare(buildPrompt(state, questions));
