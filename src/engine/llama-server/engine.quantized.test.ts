@@ -17,8 +17,8 @@ import { maxDifference, probabilities, remoteOptions } from "./test-helpers.js";
  * Measured max |Δp| against the in-process engine (AMX-capable Xeon, -fa off, one thread each):
  * Q4_0 1.8e-7 / 2.1e-7 (short / long state), within the F32 tests' 1e-6. Q8_0 5.9e-4 on the short
  * state, all of it in two labels of the 27-option question (p 0.816 and 0.059, so a relative
- * 7e-4; every other probability within 1e-6). Quantized matrix products quantize the
- * activations to int8 first, so a last-bit difference between the two builds' float arithmetic
+ * 7e-4; every other probability within 1e-6). Most likely because quantized matrix products
+ * round the activations to int8 first, so a last-bit difference between the two builds' float arithmetic
  * (this one is compiled for the CPU it runs on; node-llama-cpp loads its prebuilt variant for
  * the CPU's family, sapphirerapids there) now and then rounds one activation to the next int8
  * step: a jump of up to 1/254 of its block's largest value where F32 weights would carry 1e-7.
