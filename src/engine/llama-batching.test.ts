@@ -1,6 +1,3 @@
-import { rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import {
   getLlama,
   type ControlledEvaluateInputItem,
@@ -10,7 +7,7 @@ import {
   type Token,
 } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeFixtureModel, type FixtureWeightType } from "../fixtures/fixture-model.js";
+import type { FixtureWeightType } from "../fixtures/fixture-model.js";
 import { normalise } from "../judgment/answers.js";
 import { buildPrompt } from "../judgment/prompt.js";
 import type { Question } from "../judgment/schema.js";
@@ -25,7 +22,7 @@ import { batchSizes, createSequenceBrancher, logProbsOf } from "./sequence-branc
  * a sequence is split into them. A batch of one does not (other matrix kernels), which is why
  * the engine never evaluates one (sequence-brancher.ts).
  */
-const q4File = path.join(os.tmpdir(), `tjs-tiny-q4-${process.pid}.gguf`);
+let q4File: string;
 const text = "word ".repeat(120) + "The customer was charged twice and wants the money back today. ".repeat(12);
 
 const models: Partial<Record<FixtureWeightType, LlamaModel>> = {};
@@ -34,14 +31,13 @@ const contexts: LlamaContext[] = [];
 beforeAll(async () => {
   const llama = await getLlama({ gpu: false, build: "never" });
   // Q4_0 weights go through llama.cpp's repacked kernels (groups of 4 tokens, leftovers apart).
-  await writeFixtureModel(q4File, { preset: "tiny", weightType: "Q4_0" });
+  q4File = await tinyFixturePath(1, "Q4_0");
   models.F32 = await llama.loadModel({ modelPath: await tinyFixturePath() });
   models.Q4_0 = await llama.loadModel({ modelPath: q4File });
 });
 afterAll(async () => {
   for (const context of contexts) await context.dispose();
   for (const model of Object.values(models)) await model?.dispose();
-  await rm(q4File, { force: true });
 });
 
 /** Evaluates `tokens` from an emptied sequence, one decode per batch of the given sizes; the last token's logits. */
