@@ -5,6 +5,8 @@
 set -euo pipefail
 sudo=""
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then sudo="sudo"; fi
+# As root there may be no sudo at all: runuser switches to the postgres role then.
+as_postgres() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else sudo -u postgres "$@"; fi; }
 apt_updated=""
 install() {
   [ -n "$apt_updated" ] || { $sudo apt-get update; apt_updated=1; }
@@ -31,10 +33,10 @@ if ! psql -h 127.0.0.1 -U root -d test -Atc 'SELECT 1' >/dev/null 2>&1; then
     $sudo sed -i '1i host all all 127.0.0.1/32 trust' "$hba"
     $sudo pg_ctlcluster --skip-systemctl-redirect "$version" main reload
   fi
-  $sudo -u postgres psql -Atc "SELECT 1 FROM pg_roles WHERE rolname = 'root'" | grep -q 1 \
-    || $sudo -u postgres createuser --superuser root
-  $sudo -u postgres psql -Atc "SELECT 1 FROM pg_database WHERE datname = 'test'" | grep -q 1 \
-    || $sudo -u postgres createdb --owner root test
+  as_postgres psql -Atc "SELECT 1 FROM pg_roles WHERE rolname = 'root'" | grep -q 1 \
+    || as_postgres createuser --superuser root
+  as_postgres psql -Atc "SELECT 1 FROM pg_database WHERE datname = 'test'" | grep -q 1 \
+    || as_postgres createdb --owner root test
 fi
 
 if ! redis-cli -h 127.0.0.1 -p 6379 ping 2>/dev/null | grep -q PONG; then
