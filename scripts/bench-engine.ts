@@ -12,10 +12,10 @@
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { openRawReader } from "../src/bench/ceiling.js";
-import { createLlamaEngine } from "../src/engine/llama-engine.js";
-import { writeFixtureModel, type FixturePreset } from "../src/fixtures/fixture-model.js";
+import { createLlamaEngine } from "../src/engine/llama/engine.js";
+import { writeFixtureModel, type FixturePreset } from "../src/gguf/fixture-model.js";
 import { buildPrompt } from "../src/judgment/prompt.js";
-import type { Question } from "../src/routes/systemone.schema.js";
+import type { Question } from "../src/routes/systemone/schema.js";
 
 const { values } = parseArgs({
   options: {

@@ -10,7 +10,7 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { createLlamaEngine, type LlamaEngine } from "../src/engine/llama-engine.js";
+import { createLlamaEngine, type LlamaEngine } from "../src/engine/llama/engine.js";
 import { parseDataset } from "../src/evaluation/dataset.js";
 import { buildPrompt } from "../src/judgment/prompt.js";
 import { Question } from "../src/judgment/schema.js";

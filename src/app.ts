@@ -10,13 +10,13 @@ import type { Temperatures } from "./judgment/answers.js";
 import type { DebiasMode } from "./judgment/debias.js";
 import type { Logger } from "./logger.js";
 import { registerAdmin } from "./routes/admin/index.js";
-import { decisionsErrorBody } from "./routes/decisions.errors.js";
-import { registerDecisions } from "./routes/decisions.js";
-import { registerHealth } from "./routes/health.js";
-import { registerMetrics } from "./routes/metrics.js";
-import { registerModels } from "./routes/models.js";
-import { registerOpenApi } from "./routes/openapi.js";
-import { registerSystemOne } from "./routes/systemone.js";
+import { decisionsErrorBody } from "./routes/decisions/errors.js";
+import { registerDecisions } from "./routes/decisions/route.js";
+import { registerHealth } from "./routes/health/route.js";
+import { registerMetrics } from "./routes/metrics/route.js";
+import { registerModels } from "./routes/models/route.js";
+import { registerOpenApi } from "./routes/openapi/route.js";
+import { registerSystemOne } from "./routes/systemone/route.js";
 import type { Services } from "./services/build.js";
 import { meterEngine, type Metrics } from "./services/metrics.js";
 
@@ -46,7 +46,7 @@ export function buildApp(deps: AppDeps): App {
 
   // Every prepare and evaluate is counted and timed (queue depth, busy time, tokens read) here, at the edge.
   const engine = meterEngine(deps.engine, services.metrics);
-  // Both judging routes share one path below them (routes/judge-pipeline.ts) and these deps.
+  // Both judging routes share one path below them (services/judging/) and these deps.
   const judging = {
     ...deps,
     engine,

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { buildApp } from "./app.js";
 import { loadConfig, type Config } from "./config.js";
 import { createEngine } from "./engine/factory.js";
-import { buildMetricsApp } from "./routes/metrics.js";
+import { buildMetricsApp } from "./routes/metrics/route.js";
 import { loadCalibrationFile, temperaturesFor } from "./judgment/calibration.js";
 import { createLogger, type Logger } from "./logger.js";
 import type { JudgmentEngine } from "./engine/types.js";

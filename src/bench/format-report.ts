@@ -1,6 +1,6 @@
 /** The human-readable benchmark report: one table row per phase, then what the rows mean. */
 import path from "node:path";
-import { formatTable } from "../cli/format.js";
+import { formatTable } from "../views/text.js";
 import type { BenchReport, Failures, PhaseReport } from "./report.js";
 
 const FAILURE_COLUMNS: [keyof Failures, string][] = [["429", "429"], ["4xx", "4XX"], ["5xx", "5XX"], ["network", "NETWORK"], ["other", "OTHER"]];

@@ -3,7 +3,7 @@ import { createBillingService } from "../services/billing.js";
 import type { Reservation, Store } from "../store/store.js";
 import { payerOf } from "../testing/billing-store.js";
 import { expectOneLineUserError, useCliHarness } from "./test-helpers.js";
-import type { AccountJson, LedgerEntryJson, PlanJson } from "./views.js";
+import type { AccountJson, LedgerEntryJson, PlanJson } from "../views/money.js";
 
 const { database, judge, judgeOk, judgeJson } = useCliHarness();
 

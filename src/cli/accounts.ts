@@ -1,12 +1,12 @@
 import type { Command } from "commander";
-import { accountView, ledgerEntryView, planView } from "../routes/admin/views.js";
+import { accountView, ledgerEntryView, planView } from "../views/admin.js";
 import type { AccountSummary } from "../services/accounts.js";
 import type { LedgerEntry } from "../store/store.js";
 import { emit, requireAccount, withServices } from "./context.js";
-import { formatTable, formatTimestamp } from "./format.js";
+import { formatTable, formatTimestamp } from "../views/text.js";
 import { formatLedgerEntries, parseLimit } from "./ledger.js";
 import { describePlan } from "./plans.js";
-import { formatMoney, isoTime } from "./views.js";
+import { formatMoney, isoTime } from "../views/money.js";
 
 const summaryJson = ({ account, plan, usage }: AccountSummary) => accountView(account, plan, usage);
 

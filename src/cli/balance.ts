@@ -1,9 +1,9 @@
 import type { Command } from "commander";
-import { formatEuros, MAX_MICROS } from "../billing/money.js";
-import { ledgerEntryView } from "../routes/admin/views.js";
+import { formatEuros, MAX_MICROS } from "../money/money.js";
+import { ledgerEntryView } from "../views/admin.js";
 import { emit, requireAccount, withServices } from "./context.js";
 import { parseEurosOption } from "./options.js";
-import { formatMoney } from "./views.js";
+import { formatMoney } from "../views/money.js";
 
 export function registerBalanceCommands(program: Command): void {
   const balance = program.command("balance").description("Manage prepaid balances");

@@ -1,7 +1,7 @@
 import BetterSqlite3 from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { expectOneLineUserError, useCliHarness } from "./test-helpers.js";
-import type { AccountJson, LedgerCheckJson, LedgerEntryJson, PlanJson } from "./views.js";
+import type { AccountJson, LedgerCheckJson, LedgerEntryJson, PlanJson } from "../views/money.js";
 
 // Each run starts a real `judge` process (≈1–2 s on a busy machine), so every edge case that
 // needs no wiring is covered by options.test.ts instead, and refusals run side by side.

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { replyTo, startFakeJudgeServer } from "../evaluation/fake-judge-server.js";
+import { replyTo, startFakeJudgeServer } from "../testing/fake-judge-server.js";
 import { loadCalibrationFile, temperaturesFor } from "../judgment/calibration.js";
 import { startTestServer, type TestServer } from "../testing/server.js";
 import { CliError } from "./context.js";

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { readGgufMetadata } from "../fixtures/gguf-reader.js";
+import { readGgufMetadata } from "../gguf/gguf-reader.js";
 import { runJudge } from "./test-helpers.js";
 
 /** `judge fixture --if-missing`, which `npm run start:fixture` runs before every start. */

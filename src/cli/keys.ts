@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import type { ApiKeyRecord } from "../store/store.js";
 import { CliError, emit, globalOptions, withServices } from "./context.js";
-import { formatTable, formatTimestamp } from "./format.js";
+import { formatTable, formatTimestamp } from "../views/text.js";
 
 export const SHOWN_ONCE_NOTICE =
   "This key is shown once, store it now: only its hash is kept, so it cannot be displayed again.";

@@ -1,12 +1,12 @@
 import type { Command } from "commander";
-import { ledgerCheckView, ledgerEntryView } from "../routes/admin/views.js";
+import { ledgerCheckView, ledgerEntryView } from "../views/admin.js";
 import { MAX_LEDGER_PAGE } from "../store/ledger.js";
 import type { LedgerEntry } from "../store/store.js";
 import type { LedgerCheck } from "../store/types.js";
 import { CliError, emit, requireAccount, withServices } from "./context.js";
-import { formatTable, formatTimestamp } from "./format.js";
+import { formatTable, formatTimestamp } from "../views/text.js";
 import { parseWholeNumber } from "./options.js";
-import { formatMoney, formatSignedMoney } from "./views.js";
+import { formatMoney, formatSignedMoney } from "../views/money.js";
 
 export function formatLedgerEntries(entries: readonly LedgerEntry[]): string {
   if (entries.length === 0) return "No ledger entries.";

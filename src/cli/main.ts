@@ -7,8 +7,8 @@ import {
   writeFixtureModel,
   type FixturePreset,
   type FixtureWeightType,
-} from "../fixtures/fixture-model.js";
-import { VocabSourceError } from "../fixtures/fixture-tokenizer.js";
+} from "../gguf/fixture-model.js";
+import { VocabSourceError } from "../gguf/fixture-tokenizer.js";
 import { DatabaseMissingError, isStoreError } from "../store/store.js";
 import { registerAccountsCommands } from "./accounts.js";
 import { registerBalanceCommands } from "./balance.js";

@@ -3,7 +3,7 @@ import { CliError } from "./context.js";
 import { formatLedgerCheck } from "./ledger.js";
 import { parseEurosOption, parseWholeNumber } from "./options.js";
 import { planChanges } from "./plans.js";
-import { formatMoney, formatSignedMoney } from "./views.js";
+import { formatMoney, formatSignedMoney } from "../views/money.js";
 
 const topUp = { minMicro: 1, maxMicro: Number.MAX_SAFE_INTEGER, example: "12.50" };
 

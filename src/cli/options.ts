@@ -1,6 +1,6 @@
-import { parseEuros } from "../billing/money.js";
+import { parseEuros } from "../money/money.js";
 import { CliError } from "./context.js";
-import { formatMoney } from "./views.js";
+import { formatMoney } from "../views/money.js";
 
 /**
  * Parsers for option values that must be checked before anything is written. They run inside

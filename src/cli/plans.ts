@@ -1,12 +1,12 @@
 import type { Command } from "commander";
-import { planView } from "../routes/admin/views.js";
+import { planView } from "../views/admin.js";
 import { PLAN_LIMITS } from "../store/plans.js";
 import type { Plan } from "../store/store.js";
 import type { PlanInput } from "../store/types.js";
 import { CliError, emit, withServices } from "./context.js";
-import { formatTable, formatTimestamp } from "./format.js";
+import { formatTable, formatTimestamp } from "../views/text.js";
 import { parseEurosOption, parseWholeNumber } from "./options.js";
-import { formatMoney } from "./views.js";
+import { formatMoney } from "../views/money.js";
 
 /** Option values as commander hands them over: unparsed strings, checked by planChanges. */
 interface PlanOptions {

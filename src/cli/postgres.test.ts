@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { POSTGRES_TEST_URL } from "../testing/databases.js";
 import { useCliHarness } from "./test-helpers.js";
-import type { AccountJson, LedgerCheckJson, LedgerEntryJson, PlanJson } from "./views.js";
+import type { AccountJson, LedgerCheckJson, LedgerEntryJson, PlanJson } from "../views/money.js";
 
 /**
  * The CLI on PostgreSQL: `--db postgres://…` with JUDGE_DB_SCHEMA in the environment, as an

@@ -1,11 +1,11 @@
 import type { Config } from "../config.js";
-import { createLlamaEngine } from "./llama-engine.js";
+import { createLlamaEngine } from "./llama/engine.js";
 import { createLlamaServerEngine } from "./llama-server/engine.js";
 import type { RemoteEngineOptions } from "./remote/options.js";
-import { createSglangEngine } from "./sglang/engine.js";
+import { createSglangEngine } from "./hf/sglang/engine.js";
 import { createSystemOneEngine } from "./systemone/engine.js";
 import type { JudgmentEngine } from "./types.js";
-import { createVllmEngine } from "./vllm/engine.js";
+import { createVllmEngine } from "./hf/vllm/engine.js";
 
 export type EngineConfig = Pick<
   Config,

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { parseRetryAfter } from "../clients/judgment-endpoint.js";
 import { createJudgmentClient, JudgmentRequestError, type RetryEvent } from "./client.js";
-import { replyTo, startFakeJudgeServer, type FakeJudgeServer, type ScriptedResponse } from "./fake-judge-server.js";
+import { replyTo, startFakeJudgeServer, type FakeJudgeServer, type ScriptedResponse } from "../testing/fake-judge-server.js";
 
 const show = (value: unknown) => JSON.stringify(value, null, 1);
 const request = { state: "s", questions: { q: { type: "noul", instructions: "x" } } };

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createJudgmentClient } from "./client.js";
 import { parseDataset } from "./dataset.js";
 import { evalReportHtml } from "./eval-report.js";
-import { startFakeJudgeServer, type FakeJudgeServer } from "./fake-judge-server.js";
+import { startFakeJudgeServer, type FakeJudgeServer } from "../testing/fake-judge-server.js";
 import { CELL_COLOURS } from "./html.js";
 import { goldIndex, predictedIndex } from "./metrics.js";
 import { cell, EVIL_DATASET, foreignMarkup, EVIL_OPTION, EVIL_QUESTION, evilDataset, tableOf, tablesOf, unescapeHtml, variedReply } from "./report-test-helpers.js";

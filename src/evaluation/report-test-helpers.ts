@@ -1,5 +1,5 @@
 import { parseDataset, type DatasetItem } from "./dataset.js";
-import { replyTo, type ScriptedResponse } from "./fake-judge-server.js";
+import { replyTo, type ScriptedResponse } from "../testing/fake-judge-server.js";
 
 /**
  * For the report tests: a dataset whose labels and ids need escaping, a fake judge whose

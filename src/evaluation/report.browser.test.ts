@@ -6,7 +6,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../testing/browser.js";
 import { calibrateCommand, evalCommand, type CommandIo } from "./commands.js";
-import { startFakeJudgeServer, type FakeJudgeServer } from "./fake-judge-server.js";
+import { startFakeJudgeServer, type FakeJudgeServer } from "../testing/fake-judge-server.js";
 import { evilDatasetText, variedReplyWithLogits } from "./report-test-helpers.js";
 
 /**

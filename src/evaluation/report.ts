@@ -1,4 +1,4 @@
-import { formatTable } from "../cli/format.js";
+import { formatTable } from "../views/text.js";
 import type { SummaryByType } from "./metrics.js";
 import type { SensitivitySummary } from "./robustness.js";
 import type { CalibrateResult, CompactByType } from "./run-calibrate.js";

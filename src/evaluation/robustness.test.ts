@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Mulberry32 } from "../fixtures/prng.js";
+import { Mulberry32 } from "../gguf/prng.js";
 import { parseDataset } from "./dataset.js";
 import { compareDistributions, reorderedKeys, summariseChanges, withOptionsReordered, withRenamedIds } from "./robustness.js";
 

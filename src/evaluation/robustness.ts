@@ -1,6 +1,6 @@
 import { argmax } from "../judgment/confidence.js";
 import { keyed } from "../judgment/keyed.js";
-import type { Mulberry32 } from "../fixtures/prng.js";
+import type { Mulberry32 } from "../gguf/prng.js";
 import { QUESTION_TYPES, type DatasetItem, type QuestionType } from "./dataset.js";
 
 /**

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { Mulberry32 } from "../fixtures/prng.js";
+import { Mulberry32 } from "../gguf/prng.js";
 import { createJudgmentClient, type JudgmentClient, type JudgmentReply } from "./client.js";
 import { parseDataset } from "./dataset.js";
-import { startFakeJudgeServer, type FakeJudgeServer } from "./fake-judge-server.js";
+import { startFakeJudgeServer, type FakeJudgeServer } from "../testing/fake-judge-server.js";
 import { runCalibration, splitItems } from "./run-calibrate.js";
 
 const show = (value: unknown) => JSON.stringify(value, null, 1);

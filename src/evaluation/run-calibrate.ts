@@ -1,6 +1,6 @@
 import { NEUTRAL_TEMPERATURES, type Temperatures } from "../judgment/answers.js";
 import type { DebiasMode } from "../judgment/debias.js";
-import { Mulberry32 } from "../fixtures/prng.js";
+import { Mulberry32 } from "../gguf/prng.js";
 import { EvaluationRunError, labelErrors, requestExtras, sendAll, type JudgmentClient } from "./client.js";
 import { requestOf, type DatasetItem } from "./dataset.js";
 import { summariseByType, type MetricSummary } from "./metrics.js";

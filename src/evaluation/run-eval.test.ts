@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createJudgmentClient } from "./client.js";
 import { parseDataset } from "./dataset.js";
-import { replyTo, startFakeJudgeServer, type FakeJudgeServer, type ScriptedResponse } from "./fake-judge-server.js";
+import { replyTo, startFakeJudgeServer, type FakeJudgeServer, type ScriptedResponse } from "../testing/fake-judge-server.js";
 import { runEvaluation, type EvalChecks } from "./run-eval.js";
 
 /**

@@ -1,4 +1,4 @@
-import { Mulberry32 } from "../fixtures/prng.js";
+import { Mulberry32 } from "../gguf/prng.js";
 import type { DebiasMode } from "../judgment/debias.js";
 import { keyed } from "../judgment/keyed.js";
 import { confusionTables, type Confusion } from "./confusion.js";

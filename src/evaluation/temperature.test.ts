@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { NEUTRAL_TEMPERATURES } from "../judgment/answers.js";
-import { Mulberry32 } from "../fixtures/prng.js";
+import { Mulberry32 } from "../gguf/prng.js";
 import type { QuestionType } from "./dataset.js";
 import { expectedCalibrationError } from "./metrics.js";
 import { fitCalibration, fitTemperature, meanNll, predictionsAt, temperaturesOf, type LogitRecord } from "./temperature.js";

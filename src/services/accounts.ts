@@ -1,4 +1,4 @@
-import { periodContaining, type Period } from "../billing/periods.js";
+import { periodContaining, type Period } from "../money/periods.js";
 import { MAX_ACCOUNT_PAGE } from "../store/accounts.js";
 import type { Account, AccountListing, AccountPageQuery, DailyUsage, LedgerActivity, LedgerEntry, Plan, Store, Usage } from "../store/types.js";
 

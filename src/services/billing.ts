@@ -1,5 +1,5 @@
-import { chargeFor, formatEuros } from "../billing/money.js";
-import { periodContaining } from "../billing/periods.js";
+import { chargeFor, formatEuros } from "../money/money.js";
+import { periodContaining } from "../money/periods.js";
 import type { AccountTerms, BilledTo, IdempotencyClaim, Reservation, SettledCharge, Standing, Store } from "../store/types.js";
 import { InsufficientFundsError, UnknownAccountError } from "./errors.js";
 

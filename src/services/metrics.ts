@@ -4,7 +4,7 @@ import type { EngineStats, JudgmentEngine } from "../engine/types.js";
 /**
  * The service's Prometheus metrics, built once per process (buildServices) and fed by the HTTP
  * edge (requests, billing outcomes, rate-limit refusals), the engine seam (meterEngine) and the
- * store boundary (storeObserver). Served as text by GET /metrics (src/routes/metrics.ts).
+ * store boundary (storeObserver). Served as text by GET /metrics (src/routes/metrics/route.ts).
  */
 export interface Metrics {
   /** Content type and text of the exposition, for a scrape. */

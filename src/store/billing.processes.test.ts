@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { periodContaining } from "../billing/periods.js";
+import { periodContaining } from "../money/periods.js";
 import { expectedCharge, reservationRows } from "../testing/billing-store.js";
 import type { HitResult, SpendResult, WorkerTask } from "../testing/billing-worker.js";
 import { newTestDatabase, STORE_ENGINES, type TestDatabase } from "../testing/databases.js";

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { periodContaining } from "../billing/periods.js";
+import { periodContaining } from "../money/periods.js";
 import { UnknownAccountError } from "../services/errors.js";
 import {
   billingStores,

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { MAX_MICROS } from "../billing/money.js";
-import { periodContaining } from "../billing/periods.js";
+import { MAX_MICROS } from "../money/money.js";
+import { periodContaining } from "../money/periods.js";
 import { billingStores, type BillingFixture } from "../testing/billing-store.js";
 import { STORE_ENGINES } from "../testing/databases.js";
 import { tamper } from "./test-helpers.js";

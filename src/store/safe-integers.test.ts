@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { periodContaining } from "../billing/periods.js";
+import { periodContaining } from "../money/periods.js";
 import { billingStores } from "../testing/billing-store.js";
 import { STORE_ENGINES } from "../testing/databases.js";
 import { tamper } from "./test-helpers.js";

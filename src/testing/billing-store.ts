@@ -1,5 +1,5 @@
-import { periodContaining } from "../billing/periods.js";
-import { chargeFor } from "../billing/money.js";
+import { periodContaining } from "../money/periods.js";
+import { chargeFor } from "../money/money.js";
 import { createBillingService, type BillingService, type Payer } from "../services/billing.js";
 import { InsufficientFundsError } from "../services/errors.js";
 import { fakeClock } from "../store/test-helpers.js";

@@ -39,7 +39,7 @@ export async function engineProbabilities(engine: JudgmentEngine, state: unknown
 
 /**
  * The engine reads the same logits as the reference (neither evaluates a token alone:
- * llama-batching.test.ts); what remains is the rounding of float64 sums, far below 1e-9.
+ * llama/batching.test.ts); what remains is the rounding of float64 sums, far below 1e-9.
  */
 export function expectClose(actual: number[][], expected: number[][], what: string): void {
   expect(actual.length, what).toBe(expected.length);

@@ -2,8 +2,8 @@ import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { writeFixtureModel, type FixtureWeightType } from "../fixtures/fixture-model.js";
-import { llamaVocabCommit } from "../fixtures/llama-vocab-files.js";
+import { writeFixtureModel, type FixtureWeightType } from "../gguf/fixture-model.js";
+import { llamaVocabCommit } from "../gguf/llama-vocab-files.js";
 
 /**
  * The tiny fixture model, written once per machine into the temp dir: llama.cpp runs it like

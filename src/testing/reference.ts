@@ -15,7 +15,7 @@ import type { JudgmentPrompt } from "../judgment/prompt.js";
  * renormalisation over the labels. Slow and simple on purpose.
  *
  * On CPU, batches of two or more tokens give the same logits however a sequence is split
- * between them, and only a batch of one differs (src/engine/llama-batching.test.ts measures
+ * between them, and only a batch of one differs (src/engine/llama/batching.test.ts measures
  * both). Neither this nor the engine ever evaluates a batch of one, so the two must agree to
  * the rounding of their float64 sums.
  */

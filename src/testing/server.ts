@@ -1,7 +1,7 @@
 import { serve, type ServerType } from "@hono/node-server";
 import { buildApp } from "../app.js";
 import { parseConfig } from "../config.js";
-import { createLlamaEngine } from "../engine/llama-engine.js";
+import { createLlamaEngine } from "../engine/llama/engine.js";
 import type { JudgmentEngine } from "../engine/types.js";
 import { NEUTRAL_TEMPERATURES } from "../judgment/answers.js";
 import { createLogger } from "../logger.js";

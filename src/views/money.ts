@@ -1,9 +1,9 @@
-import { formatEuros } from "../billing/money.js";
-import type { accountView, ledgerCheckView, ledgerEntryView, planView } from "../routes/admin/views.js";
+import { formatEuros } from "../money/money.js";
+import type { accountView, ledgerCheckView, ledgerEntryView, planView } from "./admin.js";
 
 /**
  * Money and times as the CLI's tables and messages print them. The `--json` shapes of billing
- * records are the admin API's own (src/routes/admin/views.ts), so a script can move between the
+ * records are the admin API's own (src/views/admin.ts), so a script can move between the
  * CLI and HTTP unchanged.
  */
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { ApiKeyRecord } from "../store/store.js";
-import { formatAccounts } from "./accounts.js";
-import { formatTable, formatTimestamp } from "./format.js";
-import { formatKeyCreated, formatKeyRevoked, formatKeys } from "./keys.js";
+import { formatAccounts } from "../cli/accounts.js";
+import { formatTable, formatTimestamp } from "./text.js";
+import { formatKeyCreated, formatKeyRevoked, formatKeys } from "../cli/keys.js";
 
 const record: ApiKeyRecord = {
   id: "key_abc",

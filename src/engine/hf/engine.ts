@@ -5,10 +5,10 @@
  */
 import type { JudgmentPrompt } from "../../judgment/prompt.js";
 import type { Token } from "../label-trie.js";
-import { describe } from "./http.js";
-import type { RemoteEngineOptions } from "./options.js";
-import { createRemotePreparer, RemotePrepared } from "./prepare.js";
-import { readLabelLogProbsRemote, type NodeReader } from "./readout.js";
+import { describe } from "../remote/http.js";
+import type { RemoteEngineOptions } from "../remote/options.js";
+import { createRemotePreparer, RemotePrepared } from "../remote/prepare.js";
+import { readLabelLogProbsRemote, type NodeReader } from "../remote/readout.js";
 import { builtinTokenIds, guardedTokenizer, readTokenizerConfig, remoteChat } from "./tokenizer-config.js";
 import {
   EngineFailedError,
@@ -18,8 +18,8 @@ import {
   type EngineStatus,
   type JudgmentEngine,
 } from "../types.js";
-import { pingHealth, servedModel, serverTokenizer } from "./hf-server.js";
-import { probeCandidates, probeRawLogprobs } from "./hf-probe.js";
+import { pingHealth, servedModel, serverTokenizer } from "./server.js";
+import { probeCandidates, probeRawLogprobs } from "./probe.js";
 
 export interface HfServerAdapter {
   kind: "vllm" | "sglang";

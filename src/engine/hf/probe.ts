@@ -1,5 +1,5 @@
 import type { Token } from "../label-trie.js";
-import type { RemoteTokenizer } from "./prepare.js";
+import type { RemoteTokenizer } from "../remote/prepare.js";
 
 /**
  * One "logprobs of these ids" read at a temperature, checked like every later reply. `force`

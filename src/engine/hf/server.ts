@@ -4,8 +4,8 @@
  * checked. (Shared by vllm/ and sglang/; it belongs in engine/remote/ — see the report.)
  */
 import type { Token } from "../label-trie.js";
-import { callJson, describe, quote, type JsonReply, type RemoteServer } from "./http.js";
-import type { RemoteTokenizer } from "./prepare.js";
+import { callJson, describe, quote, type JsonReply, type RemoteServer } from "../remote/http.js";
+import type { RemoteTokenizer } from "../remote/prepare.js";
 import { EngineFailedError, EngineUnavailableError } from "../types.js";
 
 /** The body of a 2xx reply; a gateway's 502/503/504 is the server being away, anything else a failure. */

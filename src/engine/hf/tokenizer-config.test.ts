@@ -3,10 +3,10 @@ import os from "node:os";
 import path from "node:path";
 import { SpecialToken, SpecialTokensText } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHATML_TEMPLATE } from "../../fixtures/fixture-vocab.js";
+import { CHATML_TEMPLATE } from "../../gguf/fixture-vocab.js";
 import type { Token } from "../label-trie.js";
 import { UnsupportedTextError } from "../types.js";
-import type { RemoteTokenizer } from "./prepare.js";
+import type { RemoteTokenizer } from "../remote/prepare.js";
 import { builtinTokenIds, guardedTokenizer, parseTokenizerConfig, readTokenizerConfig, remoteChat } from "./tokenizer-config.js";
 
 let dir: string;

@@ -4,7 +4,7 @@ import path from "node:path";
 import { ChatMLChatWrapper, LlamaText, resolveChatWrapper, SpecialToken, type ChatWrapper, type GgufFileInfo } from "node-llama-cpp";
 import { createChatPromptTemplate, type ChatPromptTemplate } from "../chat-prompt.js";
 import type { Token } from "../label-trie.js";
-import type { BuiltinToken, RemoteTokenizer } from "./prepare.js";
+import type { BuiltinToken, RemoteTokenizer } from "../remote/prepare.js";
 import { UnsupportedTextError } from "../types.js";
 
 /**

@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from "vitest";
-import type { FixtureWeightType } from "../../fixtures/fixture-model.js";
+import type { FixtureWeightType } from "../../gguf/fixture-model.js";
 import { tinyFixturePath } from "../../testing/fixture.js";
 import { startLlamaServer, type LlamaServerProcess } from "../../testing/llama-server.js";
-import { createLlamaEngine } from "../llama-engine.js";
+import { createLlamaEngine } from "../llama/engine.js";
 import type { JudgmentEngine } from "../types.js";
 import { createLlamaServerEngine } from "./engine.js";
 import { choiceQuestion as choice, NOUL_QUESTIONS as NOULS, scoreQuestion as score } from "../../testing/exactness.js";

@@ -7,13 +7,13 @@ import {
   type Token,
 } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { FixtureWeightType } from "../fixtures/fixture-model.js";
-import { normalise } from "../judgment/answers.js";
-import { buildPrompt } from "../judgment/prompt.js";
-import type { Question } from "../judgment/schema.js";
-import { tinyFixturePath } from "../testing/fixture.js";
-import { referenceProbabilities } from "../testing/reference.js";
-import { createLlamaEngine } from "./llama-engine.js";
+import type { FixtureWeightType } from "../../gguf/fixture-model.js";
+import { normalise } from "../../judgment/answers.js";
+import { buildPrompt } from "../../judgment/prompt.js";
+import type { Question } from "../../judgment/schema.js";
+import { tinyFixturePath } from "../../testing/fixture.js";
+import { referenceProbabilities } from "../../testing/reference.js";
+import { createLlamaEngine } from "./engine.js";
 import { batchSizes, createSequenceBrancher, logProbsOf } from "./sequence-brancher.js";
 
 /**

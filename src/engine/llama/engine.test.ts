@@ -3,14 +3,14 @@ import os from "node:os";
 import path from "node:path";
 import { getLlama, type LlamaModel } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildAnswer, NEUTRAL_TEMPERATURES, normalise } from "../judgment/answers.js";
-import { buildPrompt } from "../judgment/prompt.js";
-import type { Question } from "../judgment/schema.js";
-import { tinyFixturePath } from "../testing/fixture.js";
-import { referenceProbabilities } from "../testing/reference.js";
-import { createLlamaEngine } from "./llama-engine.js";
-import { writeFixtureModel } from "../fixtures/fixture-model.js";
-import { BudgetError, EngineFailedError, type JudgmentEngine } from "./types.js";
+import { buildAnswer, NEUTRAL_TEMPERATURES, normalise } from "../../judgment/answers.js";
+import { buildPrompt } from "../../judgment/prompt.js";
+import type { Question } from "../../judgment/schema.js";
+import { tinyFixturePath } from "../../testing/fixture.js";
+import { referenceProbabilities } from "../../testing/reference.js";
+import { createLlamaEngine } from "./engine.js";
+import { writeFixtureModel } from "../../gguf/fixture-model.js";
+import { BudgetError, EngineFailedError, type JudgmentEngine } from "../types.js";
 
 const choice = (n: number): Question => ({
   type: "choice",
@@ -30,7 +30,7 @@ let engine: JudgmentEngine;
 let model: LlamaModel;
 
 const tinyEngine = async (slots: number) => {
-  // Pinned to the CPU build: exactness is defined there (llama-runtime.ts).
+  // Pinned to the CPU build: exactness is defined there (runtime.ts).
   const created = createLlamaEngine({ model: await tinyFixturePath(), modelsDir: ".", contextSize: 8192, maxRequestTokens: 100_000, threads: 1, gpu: "off", slots });
   await created.ready;
   return created;
@@ -61,7 +61,7 @@ function reference(state: unknown, questions: Question[]): Promise<number[][]> {
 
 /**
  * The engine reads the same logits as the reference (neither evaluates a token alone:
- * llama-batching.test.ts); what remains is the rounding of float64 sums, far below 1e-9.
+ * llama/batching.test.ts); what remains is the rounding of float64 sums, far below 1e-9.
  */
 function expectClose(actual: number[][], expected: number[][], what: string) {
   expect(actual.length, what).toBe(expected.length);

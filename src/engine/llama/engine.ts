@@ -1,5 +1,5 @@
 import type { LlamaText } from "node-llama-cpp";
-import type { JudgmentPrompt } from "../judgment/prompt.js";
+import type { JudgmentPrompt } from "../../judgment/prompt.js";
 import {
   branchTokenCount,
   buildLabelTrie,
@@ -7,11 +7,11 @@ import {
   trieDepth,
   type LabelTrieNode,
   type Token,
-} from "./label-trie.js";
-import { loadModel, messageOf, modelIdFrom, type LlamaGpu, type LoadedModel } from "./llama-runtime.js";
+} from "../label-trie.js";
+import { loadModel, messageOf, modelIdFrom, type LlamaGpu, type LoadedModel } from "./runtime.js";
 import { createSequenceBrancher } from "./sequence-brancher.js";
 import { createSerialQueue } from "./serial-queue.js";
-import { createSlotRouter } from "./slot-router.js";
+import { createSlotRouter } from "../slot-router.js";
 import {
   BudgetError,
   EngineFailedError,
@@ -24,7 +24,7 @@ import {
   type EngineStatus,
   type JudgmentEngine,
   type PreparedJudgment,
-} from "./types.js";
+} from "../types.js";
 
 export type { LlamaGpu };
 

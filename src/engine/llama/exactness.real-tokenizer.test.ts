@@ -1,8 +1,8 @@
 import { getLlama, type Llama, type LlamaModel } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { choiceLabels } from "../judgment/labels.js";
-import { buildPrompt } from "../judgment/prompt.js";
-import type { Question } from "../judgment/schema.js";
+import { choiceLabels } from "../../judgment/labels.js";
+import { buildPrompt } from "../../judgment/prompt.js";
+import type { Question } from "../../judgment/schema.js";
 import {
   choiceQuestion,
   engineProbabilities,
@@ -10,13 +10,13 @@ import {
   expectClose,
   NOUL_QUESTIONS,
   scoreQuestion,
-} from "../testing/exactness.js";
-import { tinyQwen2FixturePath } from "../testing/fixture.js";
-import { referenceProbabilities } from "../testing/reference.js";
-import { createLlamaEngine, type LlamaEngine } from "./llama-engine.js";
+} from "../../testing/exactness.js";
+import { tinyQwen2FixturePath } from "../../testing/fixture.js";
+import { referenceProbabilities } from "../../testing/reference.js";
+import { createLlamaEngine, type LlamaEngine } from "./engine.js";
 
 /**
- * The exactness suite of llama-engine.test.ts on a fixture with Qwen2's real tokenizer
+ * The exactness suite of engine.test.ts on a fixture with Qwen2's real tokenizer
  * (byte-level BPE, 151,936 tokens) instead of the made-up SentencePiece one: two-letter codes
  * are then mostly single tokens, with a few of two, so one question mixes label lengths.
  */

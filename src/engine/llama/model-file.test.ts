@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { tinyFixturePath } from "../testing/fixture.js";
+import { tinyFixturePath } from "../../testing/fixture.js";
 import { downloadHost, findModelFile } from "./model-file.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "model-file-"));

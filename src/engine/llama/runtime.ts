@@ -8,7 +8,7 @@ import {
   type LlamaContextSequence,
   type LlamaModel,
 } from "node-llama-cpp";
-import { createChatPromptTemplate, type ChatPromptTemplate } from "./chat-prompt.js";
+import { createChatPromptTemplate, type ChatPromptTemplate } from "../chat-prompt.js";
 import { findModelFile } from "./model-file.js";
 
 /** Which llama.cpp build to run on: `auto` takes a GPU when a prebuilt binary for it works here. */

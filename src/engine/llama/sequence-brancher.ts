@@ -1,5 +1,5 @@
 import type { ControlledEvaluateInputItem, LlamaContextSequence } from "node-llama-cpp";
-import type { BranchingSequence, Token } from "./label-trie.js";
+import type { BranchingSequence, Token } from "../label-trie.js";
 
 /**
  * The model's sequence as a `BranchingSequence`: extends by evaluating tokens, retracts by
@@ -10,7 +10,7 @@ import type { BranchingSequence, Token } from "./label-trie.js";
  * ggml's vec_dot sums in another order), so a token alone gets slightly different logits
  * (~4e-6 on the tiny fixture; on a random 24-layer Q4_0 fixture, which amplifies rounding
  * chaotically, up to 0.4). Batches of two or more give bit-identical logits however the
- * tokens are split between them (src/engine/llama-batching.test.ts), so the engine's numbers
+ * tokens are split between them (src/engine/llama/batching.test.ts), so the engine's numbers
  * equal one fresh evaluation of the whole token sequence, whatever was cached before.
  */
 export interface SequenceBrancher extends BranchingSequence {

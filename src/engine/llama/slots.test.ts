@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildPrompt } from "../judgment/prompt.js";
-import type { Question } from "../judgment/schema.js";
-import { tinyFixturePath } from "../testing/fixture.js";
-import { createLlamaEngine, type LlamaEngine } from "./llama-engine.js";
-import { EngineUnavailableError } from "./types.js";
+import { buildPrompt } from "../../judgment/prompt.js";
+import type { Question } from "../../judgment/schema.js";
+import { tinyFixturePath } from "../../testing/fixture.js";
+import { createLlamaEngine, type LlamaEngine } from "./engine.js";
+import { EngineUnavailableError } from "../types.js";
 
 const tinyEngine = async (slots: number, gpu: "off" | "metal" | "cuda" = "off") => {
   const engine = createLlamaEngine({ model: await tinyFixturePath(), modelsDir: ".", contextSize: 4096, maxRequestTokens: 100_000, threads: 1, gpu, slots });

@@ -3,7 +3,7 @@ import { buildPrompt } from "../../judgment/prompt.js";
 import type { Question } from "../../judgment/schema.js";
 import type { Token } from "../label-trie.js";
 import { createRemotePreparer, type RemoteTokenizer } from "./prepare.js";
-import { remoteChat } from "./tokenizer-config.js";
+import { remoteChat } from "../hf/tokenizer-config.js";
 
 /**
  * The remote engines' count of each question's own tokens (what debiasing bills per presentation

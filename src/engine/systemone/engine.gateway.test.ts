@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { chargeFor } from "../../billing/money.js";
+import { chargeFor } from "../../money/money.js";
 import { buildPrompt } from "../../judgment/prompt.js";
 import type { Question } from "../../judgment/schema.js";
 import { billingState, moneyTables } from "../../testing/billing-http.js";

@@ -1,7 +1,7 @@
 import { ApiError } from "../../errors.js";
 import type { Services } from "../../services/build.js";
 import type { AccountSummary } from "../../services/accounts.js";
-import { accountView } from "./views.js";
+import { accountView } from "../../views/admin.js";
 
 /** The account with its plan, balance and current-period usage, as every admin response shows it. */
 export const summaryView = ({ account, plan, usage }: AccountSummary) => accountView(account, plan, usage);

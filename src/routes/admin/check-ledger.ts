@@ -3,7 +3,7 @@ import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
 import type { AdminMemory } from "./last-check.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { LedgerCheckView, ledgerCheckView } from "./views.js";
+import { LedgerCheckView, ledgerCheckView } from "../../views/admin.js";
 
 const route = createRoute({
   method: "get",

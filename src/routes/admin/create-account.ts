@@ -5,7 +5,7 @@ import { requestIdHeader } from "../shared.schema.js";
 import { summaryView } from "./account-summary.js";
 import { readBody } from "./input.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { AccountView } from "./views.js";
+import { AccountView } from "../../views/admin.js";
 
 const CreateAccountBody = z
   .strictObject({

@@ -6,7 +6,7 @@ import { summaryOr404 } from "./account-summary.js";
 import { AccountIdParams } from "./get-account.js";
 import { readBody } from "./input.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { KeyView, keyView } from "./views.js";
+import { KeyView, keyView } from "../../views/admin.js";
 
 const CreateKeyBody = z
   .strictObject({ name: z.string().max(MAX_NAME_LENGTH).optional().openapi({ description: "A label, e.g. where the key is used." }) })

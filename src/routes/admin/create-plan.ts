@@ -5,7 +5,7 @@ import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { EuroString, micros, readBody } from "./input.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { PlanView, planView } from "./views.js";
+import { PlanView, planView } from "../../views/admin.js";
 
 /** A plan's editable fields; the price is a euro string, like every amount people type. */
 export const planFields = {

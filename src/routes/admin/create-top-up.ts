@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { formatEuros } from "../../billing/money.js";
+import { formatEuros } from "../../money/money.js";
 import { ApiError } from "../../errors.js";
 import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
@@ -7,7 +7,7 @@ import { summaryOr404 } from "./account-summary.js";
 import { AccountIdParams } from "./get-account.js";
 import { EuroString, micros, readBody } from "./input.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { LedgerEntryView, ledgerEntryView } from "./views.js";
+import { LedgerEntryView, ledgerEntryView } from "../../views/admin.js";
 
 const TopUpBody = z
   .strictObject({

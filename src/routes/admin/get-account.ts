@@ -3,7 +3,7 @@ import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { summaryOr404, summaryView } from "./account-summary.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { AccountView, KeyView, LedgerEntryView, PlanView, keyView, ledgerEntryView, planView } from "./views.js";
+import { AccountView, KeyView, LedgerEntryView, PlanView, keyView, ledgerEntryView, planView } from "../../views/admin.js";
 
 /** Enough history to see what just happened; the ledger endpoint pages further back. */
 export const RECENT_LEDGER_ENTRIES = 20;

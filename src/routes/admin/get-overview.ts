@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { formatEuros } from "../../billing/money.js";
+import { formatEuros } from "../../money/money.js";
 import type { Services } from "../../services/build.js";
 import type { Overview } from "../../services/accounts.js";
 import { requestIdHeader } from "../shared.schema.js";

@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { formatEuros, MAX_MICROS, parseEuros } from "../../billing/money.js";
+import { formatEuros, MAX_MICROS, parseEuros } from "../../money/money.js";
 import { ApiError } from "../../errors.js";
 import type { AppEnv } from "../../http/context.js";
 import { readJsonBody } from "../../http/read-body.js";
-import { describeIssues } from "../systemone.js";
+import { describeIssues } from "../systemone/route.js";
 
 /** Admin bodies are a few named fields; anything bigger is a mistake, refused before it is held. */
 export const ADMIN_MAX_BODY_BYTES = 16 * 1024;

@@ -6,7 +6,7 @@ import { requestIdHeader } from "../shared.schema.js";
 import { summaryView } from "./account-summary.js";
 import { readQuery, wholeNumberParam } from "./input.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { AccountView } from "./views.js";
+import { AccountView } from "../../views/admin.js";
 
 export const DEFAULT_ACCOUNT_PAGE = 50;
 

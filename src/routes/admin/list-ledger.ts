@@ -6,7 +6,7 @@ import { summaryOr404 } from "./account-summary.js";
 import { AccountIdParams } from "./get-account.js";
 import { readQuery, wholeNumberParam } from "./input.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { LedgerEntryView, ledgerEntryView } from "./views.js";
+import { LedgerEntryView, ledgerEntryView } from "../../views/admin.js";
 
 const LedgerQuery = z.object({
   limit: wholeNumberParam(1, MAX_LEDGER_PAGE, `How many entries, newest first: 1 to ${MAX_LEDGER_PAGE}, 50 by default.`),

@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { PlanView, planView } from "./views.js";
+import { PlanView, planView } from "../../views/admin.js";
 
 const route = createRoute({
   method: "get",

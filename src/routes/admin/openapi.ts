@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { requestIdHeader } from "../shared.schema.js";
-import { API_VERSION } from "../openapi.js";
+import { API_VERSION } from "../openapi/route.js";
 import { ADMIN_SECURITY, type AdminApi } from "./route.js";
 
 /** The admin API's own OpenAPI 3.1 document, behind the admin token like the rest of /admin. */

@@ -3,7 +3,7 @@ import { ApiError } from "../../errors.js";
 import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { KeyView, keyView } from "./views.js";
+import { KeyView, keyView } from "../../views/admin.js";
 
 const route = createRoute({
   method: "post",

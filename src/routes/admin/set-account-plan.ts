@@ -5,7 +5,7 @@ import { summaryOr404, summaryView } from "./account-summary.js";
 import { AccountIdParams } from "./get-account.js";
 import { readBody } from "./input.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { AccountView } from "./views.js";
+import { AccountView } from "../../views/admin.js";
 
 const SetPlanBody = z.strictObject({ plan: z.string().openapi({ description: "The plan's id or name." }) }).openapi("AdminSetPlan");
 

@@ -5,7 +5,7 @@ import { requestIdHeader } from "../shared.schema.js";
 import { planFields } from "./create-plan.js";
 import { micros, readBody } from "./input.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-import { PlanView, planView } from "./views.js";
+import { PlanView, planView } from "../../views/admin.js";
 
 const UpdatePlanBody = z.strictObject(planFields).partial().openapi("AdminPlanChanges");
 

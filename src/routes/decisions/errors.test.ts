@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { billingHeadersOf, moneyTables, useBillingServers } from "../testing/billing-http.js";
-import { evaluateFailsEngine, unavailableEngine } from "../testing/fault-engines.js";
-import { hangingEngine } from "../testing/hanging-engine.js";
-import { show } from "../testing/http-client.js";
-import { startTestServer, type TestServer } from "../testing/server.js";
-import { decisionsBody, expectDecisionsError, postDecisions } from "./decisions.test-helpers.js";
+import { billingHeadersOf, moneyTables, useBillingServers } from "../../testing/billing-http.js";
+import { evaluateFailsEngine, unavailableEngine } from "../../testing/fault-engines.js";
+import { hangingEngine } from "../../testing/hanging-engine.js";
+import { show } from "../../testing/http-client.js";
+import { startTestServer, type TestServer } from "../../testing/server.js";
+import { decisionsBody, expectDecisionsError, postDecisions } from "./test-helpers.js";
 
 /**
  * POST /v1/decisions: every way a request is refused, in OpenAI's error shape with the

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
-import { ApiError, type ErrorCode } from "../errors.js";
-import type { AppEnv } from "../http/context.js";
+import { ApiError, type ErrorCode } from "../../errors.js";
+import type { AppEnv } from "../../http/context.js";
 
 /**
  * Errors of POST /v1/decisions in the shape the OpenAI SDKs read:

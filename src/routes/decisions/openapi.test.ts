@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PUBLIC_CODES } from "./shared.schema.js";
-import { DECISIONS_ERROR_TYPES } from "./decisions.errors.js";
-import { call, show, type CapturedResponse } from "../testing/http-client.js";
-import { evaluateFailsEngine } from "../testing/fault-engines.js";
-import { openApiConformance, type OpenApiConformance } from "../testing/openapi-conformance.js";
-import { startTestServer, type TestServer } from "../testing/server.js";
-import { decisionsBody, postDecisions } from "./decisions.test-helpers.js";
+import { PUBLIC_CODES } from "../shared.schema.js";
+import { DECISIONS_ERROR_TYPES } from "./errors.js";
+import { call, show, type CapturedResponse } from "../../testing/http-client.js";
+import { evaluateFailsEngine } from "../../testing/fault-engines.js";
+import { openApiConformance, type OpenApiConformance } from "../../testing/openapi-conformance.js";
+import { startTestServer, type TestServer } from "../../testing/server.js";
+import { decisionsBody, postDecisions } from "./test-helpers.js";
 
 /** POST /v1/decisions in GET /openapi.json, and real responses that match what it says. */
 

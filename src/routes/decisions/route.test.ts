@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { billingHeadersOf, billingState, moneyTables, useBillingServers } from "../testing/billing-http.js";
-import { expectedCharge, expectedEuros } from "../testing/billing-store.js";
-import { postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
-import { startTestServer, type TestServer } from "../testing/server.js";
-import { decisionsBody, expectDecisionsError, postDecisions } from "./decisions.test-helpers.js";
+import { billingHeadersOf, billingState, moneyTables, useBillingServers } from "../../testing/billing-http.js";
+import { expectedCharge, expectedEuros } from "../../testing/billing-store.js";
+import { postJudgment, show, type CapturedResponse } from "../../testing/http-client.js";
+import { startTestServer, type TestServer } from "../../testing/server.js";
+import { decisionsBody, expectDecisionsError, postDecisions } from "./test-helpers.js";
 
 /** POST /v1/decisions on the real tiny model: the format's answers, parity with /v1/systemone, billing, idempotency. */
 

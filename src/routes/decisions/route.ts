@@ -1,16 +1,16 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { ApiError } from "../errors.js";
-import { authenticate } from "../http/authenticate.js";
-import type { App } from "../http/context.js";
-import { readJsonBody } from "../http/read-body.js";
-import { decisionsUsage, toDecisionAnswers, toJudgment, UnsupportedDecisionError, type DecisionsQuestion } from "../judgment/decisions.js";
-import type { Judged } from "./systemone.judgment.js";
-import { answerQuestions, unknownModel } from "./judge-pipeline.js";
-import { openAIErrorFormat, ParamError } from "./decisions.errors.js";
-import { DecisionsErrorBody, DecisionsInputJson, DecisionsInputText, DecisionsRequest, DecisionsResponse, DecisionsUserMessage } from "./decisions.schema.js";
-import { billedToHeader, errorResponses, judgingErrorDescriptions, judgingErrorHeaders, rateLimitHeaders, requestIdHeader, standingHeaders } from "./shared.schema.js";
-import { rateLimit } from "./systemone.billing.js";
-import { describeIssues, type SystemOneDeps } from "./systemone.js";
+import { ApiError } from "../../errors.js";
+import { authenticate } from "../../http/authenticate.js";
+import type { App } from "../../http/context.js";
+import { readJsonBody } from "../../http/read-body.js";
+import { decisionsUsage, toDecisionAnswers, toJudgment, UnsupportedDecisionError, type DecisionsQuestion } from "../../judgment/decisions.js";
+import type { Judged } from "../../services/judging/prepare.js";
+import { answerQuestions, unknownModel } from "../../services/judging/judge.js";
+import { openAIErrorFormat, ParamError } from "./errors.js";
+import { DecisionsErrorBody, DecisionsInputJson, DecisionsInputText, DecisionsRequest, DecisionsResponse, DecisionsUserMessage } from "./schema.js";
+import { billedToHeader, errorResponses, judgingErrorDescriptions, judgingErrorHeaders, rateLimitHeaders, requestIdHeader, standingHeaders } from "../shared.schema.js";
+import { rateLimit } from "../../services/judging/model.js";
+import { describeIssues, type SystemOneDeps } from "../systemone/route.js";
 
 /**
  * POST /v1/decisions: the OpenAI Decisions format (`client.decisions.create` of the official

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import { DEBIAS_MODES } from "../judgment/debias.js";
-import { explain, MAX_CHOICE_OPTIONS, MAX_SCORE_LEVELS, MIN_CHOICE_OPTIONS, MIN_SCORE_LEVELS } from "../judgment/schema.js";
-import { PUBLIC_CODES } from "./shared.schema.js";
-import { DECISIONS_ERROR_TYPES } from "./decisions.errors.js";
-import type { ErrorCode } from "../errors.js";
+import { DEBIAS_MODES } from "../../judgment/debias.js";
+import { explain, MAX_CHOICE_OPTIONS, MAX_SCORE_LEVELS, MIN_CHOICE_OPTIONS, MIN_SCORE_LEVELS } from "../../judgment/schema.js";
+import { PUBLIC_CODES } from "../shared.schema.js";
+import { DECISIONS_ERROR_TYPES } from "./errors.js";
+import type { ErrorCode } from "../../errors.js";
 
 /**
  * Request and response schemas of POST /v1/decisions (the OpenAI Decisions format). The input's

@@ -1,8 +1,8 @@
 import OpenAI, { AuthenticationError, BadRequestError, InternalServerError, RateLimitError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { moneyTables } from "../testing/billing-http.js";
-import { evaluateFailsEngine } from "../testing/fault-engines.js";
-import { startTestServer, type TestServer } from "../testing/server.js";
+import { moneyTables } from "../../testing/billing-http.js";
+import { evaluateFailsEngine } from "../../testing/fault-engines.js";
+import { startTestServer, type TestServer } from "../../testing/server.js";
 
 /**
  * The drop-in test: the official `openai` npm package, unchanged, pointed at a running server.

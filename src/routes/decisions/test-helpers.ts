@@ -1,7 +1,7 @@
 import { expect } from "vitest";
-import { postWithKey, show, type CapturedResponse, type Caller } from "../testing/http-client.js";
-import { expectRequestId } from "../testing/route-assertions.js";
-import { decisionsErrorType } from "./decisions.errors.js";
+import { postWithKey, show, type CapturedResponse, type Caller } from "../../testing/http-client.js";
+import { expectRequestId } from "../../testing/route-assertions.js";
+import { decisionsErrorType } from "./errors.js";
 
 /** Route tests of POST /v1/decisions: a client and the assertions on its error shape. */
 

@@ -2,11 +2,11 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLlamaEngine } from "../engine/llama-engine.js";
-import { failedEngine, loadingEngine } from "../testing/fault-engines.js";
-import { call, show, type CapturedResponse } from "../testing/http-client.js";
-import { expectErrorResponse, expectRequestId } from "../testing/route-assertions.js";
-import { startTestServer, type TestServer } from "../testing/server.js";
+import { createLlamaEngine } from "../../engine/llama/engine.js";
+import { failedEngine, loadingEngine } from "../../testing/fault-engines.js";
+import { call, show, type CapturedResponse } from "../../testing/http-client.js";
+import { expectErrorResponse, expectRequestId } from "../../testing/route-assertions.js";
+import { startTestServer, type TestServer } from "../../testing/server.js";
 
 /** GET /health (no key) and GET /v1/models (no key). */
 

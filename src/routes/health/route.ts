@@ -1,9 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import type { JudgmentEngine } from "../engine/types.js";
-import type { App } from "../http/context.js";
-import type { HealthService, PartHealth } from "../services/health.js";
-import { errorBody } from "../errors.js";
-import { errorDetail, requestIdHeader } from "./shared.schema.js";
+import type { JudgmentEngine } from "../../engine/types.js";
+import type { App } from "../../http/context.js";
+import type { HealthService, PartHealth } from "../../services/health.js";
+import { errorBody } from "../../errors.js";
+import { errorDetail, requestIdHeader } from "../shared.schema.js";
 
 const Engine = z
   .object({

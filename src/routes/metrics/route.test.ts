@@ -2,15 +2,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseConfig } from "../config.js";
-import { start } from "../main.js";
-import { adminCall, TINY_JUDGMENT } from "../testing/admin-client.js";
-import { hangingEngine } from "../testing/hanging-engine.js";
-import { freePort } from "../testing/instances.js";
-import { call, postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
-import { parseExposition, sampleValue, type Sample } from "../testing/prometheus.js";
-import { addTestAccount, readyTinyEngine, startTestServer, TEST_ADMIN_TOKEN, type TestServer } from "../testing/server.js";
-import { createStallingEngine, type StallingEngine } from "../testing/stalling-engine.js";
+import { parseConfig } from "../../config.js";
+import { start } from "../../main.js";
+import { adminCall, TINY_JUDGMENT } from "../../testing/admin-client.js";
+import { hangingEngine } from "../../testing/hanging-engine.js";
+import { freePort } from "../../testing/instances.js";
+import { call, postJudgment, show, type CapturedResponse } from "../../testing/http-client.js";
+import { parseExposition, sampleValue, type Sample } from "../../testing/prometheus.js";
+import { addTestAccount, readyTinyEngine, startTestServer, TEST_ADMIN_TOKEN, type TestServer } from "../../testing/server.js";
+import { createStallingEngine, type StallingEngine } from "../../testing/stalling-engine.js";
 
 /** GET /metrics: scraped after real requests, parsed, and every counter checked to have moved by exactly what they did. */
 

@@ -1,8 +1,8 @@
 import { Hono, type Handler } from "hono";
-import { adminOnly } from "../http/admin-auth.js";
-import type { App, AppEnv } from "../http/context.js";
-import { routeNotFound } from "../http/not-found.js";
-import type { Metrics } from "../services/metrics.js";
+import { adminOnly } from "../../http/admin-auth.js";
+import type { App, AppEnv } from "../../http/context.js";
+import { routeNotFound } from "../../http/not-found.js";
+import type { Metrics } from "../../services/metrics.js";
 
 /**
  * GET /metrics: the Prometheus exposition. On the service's port it is an admin route (without

@@ -1,8 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import type { JudgmentEngine } from "../engine/types.js";
-import type { App } from "../http/context.js";
-import { requestIdHeader } from "./shared.schema.js";
-import { MODEL_ALIASES } from "./systemone.js";
+import type { JudgmentEngine } from "../../engine/types.js";
+import type { App } from "../../http/context.js";
+import { requestIdHeader } from "../shared.schema.js";
+import { MODEL_ALIASES } from "../systemone/route.js";
 
 const ModelList = z
   .object({

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ERROR_TYPE, type ErrorCode } from "../errors.js";
-import { evaluateFailsEngine, loadingEngine, failedEngine, unavailableEngine } from "../testing/fault-engines.js";
-import { call, postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
-import { openApiConformance, type OpenApiConformance } from "../testing/openapi-conformance.js";
-import { startTestServer, type TestServer } from "../testing/server.js";
+import { ERROR_TYPE, type ErrorCode } from "../../errors.js";
+import { evaluateFailsEngine, loadingEngine, failedEngine, unavailableEngine } from "../../testing/fault-engines.js";
+import { call, postJudgment, show, type CapturedResponse } from "../../testing/http-client.js";
+import { openApiConformance, type OpenApiConformance } from "../../testing/openapi-conformance.js";
+import { startTestServer, type TestServer } from "../../testing/server.js";
 
 /** Real responses, from the real app, match what GET /openapi.json says about them. */
 

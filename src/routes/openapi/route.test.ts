@@ -1,10 +1,10 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ERROR_TYPE, type ErrorCode } from "../errors.js";
-import { call, show, type CapturedResponse } from "../testing/http-client.js";
-import { openApiConformance } from "../testing/openapi-conformance.js";
-import { expectRequestId } from "../testing/route-assertions.js";
-import { startTestServer, type TestServer } from "../testing/server.js";
+import { ERROR_TYPE, type ErrorCode } from "../../errors.js";
+import { call, show, type CapturedResponse } from "../../testing/http-client.js";
+import { openApiConformance } from "../../testing/openapi-conformance.js";
+import { expectRequestId } from "../../testing/route-assertions.js";
+import { startTestServer, type TestServer } from "../../testing/server.js";
 
 /** GET /openapi.json: a valid OpenAPI 3.1 document that describes the whole interface. */
 

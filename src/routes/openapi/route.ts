@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import type { App } from "../http/context.js";
-import { requestIdHeader } from "./shared.schema.js";
+import type { App } from "../../http/context.js";
+import { requestIdHeader } from "../shared.schema.js";
 
 export const API_VERSION = "1.0.0";
 

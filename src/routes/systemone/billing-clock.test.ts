@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { billingHeadersOf, billingState, judgmentBody, moneyTables, useBillingServers } from "../testing/billing-http.js";
-import { JAN_31 } from "../testing/billing-store.js";
-import { STORE_ENGINES } from "../testing/databases.js";
-import { postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
-import { createStallingEngine } from "../testing/stalling-engine.js";
-import { expectErrorResponse } from "../testing/route-assertions.js";
+import { billingHeadersOf, billingState, judgmentBody, moneyTables, useBillingServers } from "../../testing/billing-http.js";
+import { JAN_31 } from "../../testing/billing-store.js";
+import { STORE_ENGINES } from "../../testing/databases.js";
+import { postJudgment, show, type CapturedResponse } from "../../testing/http-client.js";
+import { createStallingEngine } from "../../testing/stalling-engine.js";
+import { expectErrorResponse } from "../../testing/route-assertions.js";
 
 /** The store's injectable clock through HTTP: the minute window and Retry-After, the allowance period. */
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { billingHeadersOf, billingState, judgmentBody, useBillingServers, waitFor, type BillingServer } from "../testing/billing-http.js";
-import { expectedCharge, expectedEuros } from "../testing/billing-store.js";
-import { STORE_ENGINES } from "../testing/databases.js";
-import { postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
-import { expectErrorResponse } from "../testing/route-assertions.js";
-import { createStallingEngine } from "../testing/stalling-engine.js";
+import { billingHeadersOf, billingState, judgmentBody, useBillingServers, waitFor, type BillingServer } from "../../testing/billing-http.js";
+import { expectedCharge, expectedEuros } from "../../testing/billing-store.js";
+import { STORE_ENGINES } from "../../testing/databases.js";
+import { postJudgment, show, type CapturedResponse } from "../../testing/http-client.js";
+import { expectErrorResponse } from "../../testing/route-assertions.js";
+import { createStallingEngine } from "../../testing/stalling-engine.js";
 
 /**
  * N identical requests at once against what pays for exactly k of them, through HTTP and the

@@ -1,16 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { EngineFailedError } from "../engine/types.js";
-import { billingHeadersOf, billingState, judgmentBody, moneyTables, useBillingServers, waitFor, type BillingServer } from "../testing/billing-http.js";
-import { reservationRows } from "../testing/billing-store.js";
-import { faultEngine } from "../testing/fault-engines.js";
-import { hangingEngine } from "../testing/hanging-engine.js";
-import { call, postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
-import { expectErrorResponse } from "../testing/route-assertions.js";
-import { createStallingEngine } from "../testing/stalling-engine.js";
-import { SERVER_PROCESS, startLineProcess } from "../testing/worker-pool.js";
-import { newTestDatabase, STORE_ENGINES } from "../testing/databases.js";
-import { testConfig } from "../testing/server.js";
-import { buildServices } from "../services/build.js";
+import { EngineFailedError } from "../../engine/types.js";
+import { billingHeadersOf, billingState, judgmentBody, moneyTables, useBillingServers, waitFor, type BillingServer } from "../../testing/billing-http.js";
+import { reservationRows } from "../../testing/billing-store.js";
+import { faultEngine } from "../../testing/fault-engines.js";
+import { hangingEngine } from "../../testing/hanging-engine.js";
+import { call, postJudgment, show, type CapturedResponse } from "../../testing/http-client.js";
+import { expectErrorResponse } from "../../testing/route-assertions.js";
+import { createStallingEngine } from "../../testing/stalling-engine.js";
+import { SERVER_PROCESS, startLineProcess } from "../../testing/worker-pool.js";
+import { newTestDatabase, STORE_ENGINES } from "../../testing/databases.js";
+import { testConfig } from "../../testing/server.js";
+import { buildServices } from "../../services/build.js";
 
 /** Whatever goes wrong between reserving a charge and sending the answer, nothing is charged. */
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { addAccount, billingHeadersOf, judgmentBody, moneyTables, useBillingServers, type BillingServer } from "../testing/billing-http.js";
-import { STORE_ENGINES } from "../testing/databases.js";
-import { postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
-import { expectErrorResponse } from "../testing/route-assertions.js";
+import { addAccount, billingHeadersOf, judgmentBody, moneyTables, useBillingServers, type BillingServer } from "../../testing/billing-http.js";
+import { STORE_ENGINES } from "../../testing/databases.js";
+import { postJudgment, show, type CapturedResponse } from "../../testing/http-client.js";
+import { expectErrorResponse } from "../../testing/route-assertions.js";
 
 /**
  * The order of checks on POST /v1/systemone: 401 → 429 (every authenticated attempt counts) →

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { EngineResult, PreparedJudgment } from "../engine/types.js";
-import { billingState, judgmentBody, useBillingServers } from "../testing/billing-http.js";
-import { faultEngine } from "../testing/fault-engines.js";
-import { postJudgment, show } from "../testing/http-client.js";
-import { STORE_ENGINES } from "../testing/databases.js";
+import type { EngineResult, PreparedJudgment } from "../../engine/types.js";
+import { billingState, judgmentBody, useBillingServers } from "../../testing/billing-http.js";
+import { faultEngine } from "../../testing/fault-engines.js";
+import { postJudgment, show } from "../../testing/http-client.js";
+import { STORE_ENGINES } from "../../testing/databases.js";
 
 /**
  * An engine that cannot count before asking (the gateway) holds an upper bound and settles at

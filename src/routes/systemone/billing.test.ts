@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { billingHeadersOf, billingState, judgmentBody, moneyTables, useBillingServers } from "../testing/billing-http.js";
-import { expectedCharge, expectedEuros } from "../testing/billing-store.js";
-import { STORE_ENGINES } from "../testing/databases.js";
-import { postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
-import { expectErrorResponse, expectRequestId } from "../testing/route-assertions.js";
+import { billingHeadersOf, billingState, judgmentBody, moneyTables, useBillingServers } from "../../testing/billing-http.js";
+import { expectedCharge, expectedEuros } from "../../testing/billing-store.js";
+import { STORE_ENGINES } from "../../testing/databases.js";
+import { postJudgment, show, type CapturedResponse } from "../../testing/http-client.js";
+import { expectErrorResponse, expectRequestId } from "../../testing/route-assertions.js";
 
 /** POST /v1/systemone on the real tiny model: who paid, the billing headers, 402, keys. */
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, postJudgment, show } from "../testing/http-client.js";
-import { expectErrorResponse } from "../testing/route-assertions.js";
-import { startTestServer, type TestServer } from "../testing/server.js";
-import { postChunked, showStreamed, type StreamedRequestResult } from "../testing/stream-request.js";
+import { call, postJudgment, show } from "../../testing/http-client.js";
+import { expectErrorResponse } from "../../testing/route-assertions.js";
+import { startTestServer, type TestServer } from "../../testing/server.js";
+import { postChunked, showStreamed, type StreamedRequestResult } from "../../testing/stream-request.js";
 
 /** POST /v1/systemone: the 256 KB body limit, with and without Content-Length. */
 

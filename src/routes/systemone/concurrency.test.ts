@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { JudgmentEngine } from "../engine/types.js";
-import { createStallingEngine, type StallingEngine } from "../testing/stalling-engine.js";
-import { readyTinyEngine, startTestServer, type TestServer } from "../testing/server.js";
+import type { JudgmentEngine } from "../../engine/types.js";
+import { createStallingEngine, type StallingEngine } from "../../testing/stalling-engine.js";
+import { readyTinyEngine, startTestServer, type TestServer } from "../../testing/server.js";
 
 const show = (value: unknown) => JSON.stringify(value, null, 1);
 

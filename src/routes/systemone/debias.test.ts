@@ -1,14 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { JudgmentEngine, PreparedJudgment } from "../engine/types.js";
-import { Mulberry32 } from "../fixtures/prng.js";
-import { canonicalOrder, MAX_SHIFTS, presentations } from "../judgment/debias.js";
-import { buildPrompt } from "../judgment/prompt.js";
-import type { Question } from "../judgment/schema.js";
-import { billingState } from "../testing/billing-http.js";
-import { expectedCharge, expectedEuros } from "../testing/billing-store.js";
-import { postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
-import { expectErrorResponse, record } from "../testing/route-assertions.js";
-import { readyTinyEngine, startTestServer, type TestServer, type TestServerOptions } from "../testing/server.js";
+import type { JudgmentEngine, PreparedJudgment } from "../../engine/types.js";
+import { Mulberry32 } from "../../gguf/prng.js";
+import { canonicalOrder, MAX_SHIFTS, presentations } from "../../judgment/debias.js";
+import { buildPrompt } from "../../judgment/prompt.js";
+import type { Question } from "../../judgment/schema.js";
+import { billingState } from "../../testing/billing-http.js";
+import { expectedCharge, expectedEuros } from "../../testing/billing-store.js";
+import { postJudgment, show, type CapturedResponse } from "../../testing/http-client.js";
+import { expectErrorResponse, record } from "../../testing/route-assertions.js";
+import { readyTinyEngine, startTestServer, type TestServer, type TestServerOptions } from "../../testing/server.js";
 
 /**
  * POST /v1/systemone with `x_debias` (and JUDGE_DEBIAS) on the real engine and the tiny fixture
@@ -170,7 +170,7 @@ describe("x_debias shift", () => {
 describe("through the System One gateway, which has no tokenizer", () => {
   it("shift asks the upstream once per round and bills the sum of what it reported, never above the hold", async () => {
     const upstream = await server();
-    const { createSystemOneEngine } = await import("../engine/systemone/engine.js");
+    const { createSystemOneEngine } = await import("../../engine/systemone/engine.js");
     const engine = createSystemOneEngine({
       server: { url: upstream.url, key: upstream.key, timeoutMs: 10_000 },
       upstreamLimits: { options: 255, levels: 10, questions: 64 },
@@ -261,8 +261,8 @@ afterAll(async () => {
 
 /** The tiny model with other limits. */
 async function readyEngine(limits: { contextSize?: number; maxRequestTokens?: number }): Promise<JudgmentEngine> {
-  const { createLlamaEngine } = await import("../engine/llama-engine.js");
-  const { tinyFixturePath } = await import("../testing/fixture.js");
+  const { createLlamaEngine } = await import("../../engine/llama/engine.js");
+  const { tinyFixturePath } = await import("../../testing/fixture.js");
   const engine = createLlamaEngine({ model: await tinyFixturePath(), modelsDir: ".", contextSize: 8192, maxRequestTokens: 100_000, threads: 1, ...limits });
   await engine.ready;
   extraEngines.push(engine);

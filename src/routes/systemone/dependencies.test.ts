@@ -1,12 +1,12 @@
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { JudgmentEngine } from "../engine/types.js";
-import { billingState, judgmentBody, moneyTables, waitFor } from "../testing/billing-http.js";
-import { deleteRedisKeys, newTestDatabase, REDIS_TEST_URL, STORE_ENGINES } from "../testing/databases.js";
-import { call, postJudgment, show, type Caller, type CapturedResponse } from "../testing/http-client.js";
-import { expectErrorResponse } from "../testing/route-assertions.js";
-import { addTestAccount, readyTinyEngine, startTestServer, type TestServer, type TestServerOptions } from "../testing/server.js";
-import { startTcpProxy, type TcpProxy } from "../testing/tcp-proxy.js";
+import type { JudgmentEngine } from "../../engine/types.js";
+import { billingState, judgmentBody, moneyTables, waitFor } from "../../testing/billing-http.js";
+import { deleteRedisKeys, newTestDatabase, REDIS_TEST_URL, STORE_ENGINES } from "../../testing/databases.js";
+import { call, postJudgment, show, type Caller, type CapturedResponse } from "../../testing/http-client.js";
+import { expectErrorResponse } from "../../testing/route-assertions.js";
+import { addTestAccount, readyTinyEngine, startTestServer, type TestServer, type TestServerOptions } from "../../testing/server.js";
+import { startTcpProxy, type TcpProxy } from "../../testing/tcp-proxy.js";
 
 /**
  * A part the service depends on goes away: the database or Redis, cut off from one server by a

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { evaluateFailsEngine, unavailableEngine } from "../testing/fault-engines.js";
-import { postJudgment, show } from "../testing/http-client.js";
-import { mulberry32 } from "../testing/random-text.js";
-import { expectErrorResponse } from "../testing/route-assertions.js";
-import { startTestServer, type TestServer } from "../testing/server.js";
+import { evaluateFailsEngine, unavailableEngine } from "../../testing/fault-engines.js";
+import { postJudgment, show } from "../../testing/http-client.js";
+import { mulberry32 } from "../../testing/random-text.js";
+import { expectErrorResponse } from "../../testing/route-assertions.js";
+import { startTestServer, type TestServer } from "../../testing/server.js";
 
 /** POST /v1/systemone: every way a request is refused (400, 401, 502) and what the logs keep. */
 

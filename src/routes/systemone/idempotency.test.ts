@@ -1,9 +1,9 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { EngineFailedError, EngineUnavailableError, type JudgmentEngine } from "../engine/types.js";
-import { addAccount, billingState, judgmentBody, moneyTables, useBillingServers, waitFor, type BillingServer } from "../testing/billing-http.js";
-import { STORE_ENGINES } from "../testing/databases.js";
-import { call, postJudgment, show, type Caller, type CapturedResponse } from "../testing/http-client.js";
-import { expectErrorResponse } from "../testing/route-assertions.js";
+import { EngineFailedError, EngineUnavailableError, type JudgmentEngine } from "../../engine/types.js";
+import { addAccount, billingState, judgmentBody, moneyTables, useBillingServers, waitFor, type BillingServer } from "../../testing/billing-http.js";
+import { STORE_ENGINES } from "../../testing/databases.js";
+import { call, postJudgment, show, type Caller, type CapturedResponse } from "../../testing/http-client.js";
+import { expectErrorResponse } from "../../testing/route-assertions.js";
 
 /** Idempotency-Key over HTTP: a retry gets the stored answer and is never charged twice. */
 

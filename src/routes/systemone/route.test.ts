@@ -6,9 +6,9 @@ import {
   referenceScoreConfidence,
   show,
   type CapturedResponse,
-} from "../testing/http-client.js";
-import { expectErrorResponse, expectRequestId, own, record } from "../testing/route-assertions.js";
-import { startTestServer, type TestServer } from "../testing/server.js";
+} from "../../testing/http-client.js";
+import { expectErrorResponse, expectRequestId, own, record } from "../../testing/route-assertions.js";
+import { startTestServer, type TestServer } from "../../testing/server.js";
 
 /** POST /v1/systemone against the real engine on the tiny fixture model: successful answers. */
 

@@ -1,13 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import type { JudgmentEngine } from "../engine/types.js";
-import { ApiError } from "../errors.js";
-import { authenticate, type KeyAuthenticator } from "../http/authenticate.js";
-import type { App } from "../http/context.js";
-import { readJsonBody } from "../http/read-body.js";
-import type { Temperatures } from "../judgment/answers.js";
-import type { DebiasMode } from "../judgment/debias.js";
-import { keyed } from "../judgment/keyed.js";
-import { answerQuestions, unknownModel } from "./judge-pipeline.js";
+import type { JudgmentEngine } from "../../engine/types.js";
+import { ApiError } from "../../errors.js";
+import { authenticate, type KeyAuthenticator } from "../../http/authenticate.js";
+import type { App } from "../../http/context.js";
+import { readJsonBody } from "../../http/read-body.js";
+import type { Temperatures } from "../../judgment/answers.js";
+import type { DebiasMode } from "../../judgment/debias.js";
+import { keyed } from "../../judgment/keyed.js";
+import { answerQuestions, unknownModel } from "../../services/judging/judge.js";
 import {
   billedToHeader,
   judgingErrorDescriptions,
@@ -16,10 +16,10 @@ import {
   rateLimitHeaders,
   requestIdHeader,
   standingHeaders,
-} from "./shared.schema.js";
-import { rateLimit, type BillingDeps } from "./systemone.billing.js";
-import type { Judged } from "./systemone.judgment.js";
-import { JudgmentRequest, JudgmentResponse, Question } from "./systemone.schema.js";
+} from "../shared.schema.js";
+import { rateLimit, type BillingDeps } from "../../services/judging/model.js";
+import type { Judged } from "../../services/judging/prepare.js";
+import { JudgmentRequest, JudgmentResponse, Question } from "./schema.js";
 
 /** Model names the ecosystem's SDKs send by default; they mean "the model this server serves". */
 export const MODEL_ALIASES = ["jev-latest", "jev-preview"] as const;

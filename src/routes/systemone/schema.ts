@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { DEBIAS_MODES, MAX_SHIFTS, SHIFT_TOLERANCE } from "../judgment/debias.js";
-import { Answer, Content, explain, noEmptyKeys, Question, recordOf } from "../judgment/schema.js";
+import { DEBIAS_MODES, MAX_SHIFTS, SHIFT_TOLERANCE } from "../../judgment/debias.js";
+import { Answer, Content, explain, noEmptyKeys, Question, recordOf } from "../../judgment/schema.js";
 
 /**
  * Request and response schemas of POST /v1/systemone, over the question and answer schemas of
@@ -17,7 +17,7 @@ export {
   type ChoiceQuestion,
   type NoulQuestion,
   type ScoreQuestion,
-} from "../judgment/schema.js";
+} from "../../judgment/schema.js";
 
 export const JudgmentRequest = z
   .object({

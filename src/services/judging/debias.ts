@@ -1,7 +1,7 @@
-import { BudgetError, UpstreamLimitError, type EngineResult, type PreparedJudgment } from "../engine/types.js";
-import { PresentationAverage, presentations, withOptionOrder, type DebiasMode } from "../judgment/debias.js";
-import { buildPrompt, type JudgmentPrompt } from "../judgment/prompt.js";
-import type { Question } from "../judgment/schema.js";
+import { BudgetError, UpstreamLimitError, type EngineResult, type PreparedJudgment } from "../../engine/types.js";
+import { PresentationAverage, presentations, withOptionOrder, type DebiasMode } from "../../judgment/debias.js";
+import { buildPrompt, type JudgmentPrompt } from "../../judgment/prompt.js";
+import type { Question } from "../../judgment/schema.js";
 
 /**
  * Runs a request with option-order debiasing (judgment/debias.ts) on the engine seam: every

@@ -1,13 +1,13 @@
 import type { Context } from "hono";
-import { RequestAbortedError } from "../engine/types.js";
-import { ApiError } from "../errors.js";
-import type { AppEnv } from "../http/context.js";
-import type { JsonBody } from "../http/read-body.js";
-import type { DebiasMode } from "../judgment/debias.js";
-import type { Question } from "../judgment/schema.js";
-import type { BillingService } from "../services/billing.js";
-import { billingHeaders, claimIdempotencyKey, idempotencyKeyOf, reserveOrRefuse, type BillingDeps } from "./systemone.billing.js";
-import { prepareJudgment, type JudgmentDeps, type Judged } from "./systemone.judgment.js";
+import { RequestAbortedError } from "../../engine/types.js";
+import { ApiError } from "../../errors.js";
+import type { AppEnv } from "../../http/context.js";
+import type { JsonBody } from "../../http/read-body.js";
+import type { DebiasMode } from "../../judgment/debias.js";
+import type { Question } from "../../judgment/schema.js";
+import type { BillingService } from "../billing.js";
+import { billingHeaders, claimIdempotencyKey, idempotencyKeyOf, reserveOrRefuse, type BillingDeps } from "./model.js";
+import { prepareJudgment, type JudgmentDeps, type Judged } from "./prepare.js";
 
 /**
  * The one path below POST /v1/systemone and POST /v1/decisions, from parsed questions to the

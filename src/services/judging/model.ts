@@ -1,14 +1,14 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { formatEuros, percentUsed } from "../billing/money.js";
-import type { EngineResult, JudgmentEngine, PreparedJudgment } from "../engine/types.js";
-import { RequestAbortedError } from "../engine/types.js";
-import { ApiError } from "../errors.js";
-import type { AppEnv } from "../http/context.js";
-import { deadline } from "../http/deadline.js";
-import type { BillingService, IdempotencyInput, Payer } from "../services/billing.js";
-import { InsufficientFundsError } from "../services/errors.js";
-import type { LimitsService } from "../services/limits.js";
-import type { BilledTo, Reservation, Standing, StoredResponse } from "../store/types.js";
+import { formatEuros, percentUsed } from "../../money/money.js";
+import type { EngineResult, JudgmentEngine, PreparedJudgment } from "../../engine/types.js";
+import { RequestAbortedError } from "../../engine/types.js";
+import { ApiError } from "../../errors.js";
+import type { AppEnv } from "../../http/context.js";
+import { deadline } from "./deadline.js";
+import type { BillingService, IdempotencyInput, Payer } from "../billing.js";
+import { InsufficientFundsError } from "../errors.js";
+import type { LimitsService } from "../limits.js";
+import type { BilledTo, Reservation, Standing, StoredResponse } from "../../store/types.js";
 
 /** The money side of POST /v1/systemone and POST /v1/decisions: rate limit, reservation, settlement, idempotency. */
 export interface BillingDeps {

@@ -1,19 +1,19 @@
-import type { JudgmentPrompt } from "../judgment/prompt.js";
-import type { JudgmentEngine, PreparedJudgment } from "../engine/types.js";
-import { BudgetError, RequestAbortedError, UpstreamLimitError } from "../engine/types.js";
-import { ApiError } from "../errors.js";
-import { deadline } from "../http/deadline.js";
-import { buildAnswer, keyedLogits, type Temperatures } from "../judgment/answers.js";
-import { answerInClientOrder, type DebiasMode } from "../judgment/debias.js";
-import { buildPrompt } from "../judgment/prompt.js";
-import type { Answer, Question } from "../judgment/schema.js";
-import { judgeDebiased, planDebiased, type DebiasedResult, type DebiasSteps } from "../services/debias.js";
-import { evaluateWithin, modelTimeout } from "./systemone.billing.js";
+import type { JudgmentPrompt } from "../../judgment/prompt.js";
+import type { JudgmentEngine, PreparedJudgment } from "../../engine/types.js";
+import { BudgetError, RequestAbortedError, UpstreamLimitError } from "../../engine/types.js";
+import { ApiError } from "../../errors.js";
+import { deadline } from "./deadline.js";
+import { buildAnswer, keyedLogits, type Temperatures } from "../../judgment/answers.js";
+import { answerInClientOrder, type DebiasMode } from "../../judgment/debias.js";
+import { buildPrompt } from "../../judgment/prompt.js";
+import type { Answer, Question } from "../../judgment/schema.js";
+import { judgeDebiased, planDebiased, type DebiasedResult, type DebiasSteps } from "./debias.js";
+import { evaluateWithin, modelTimeout } from "./model.js";
 
 /**
  * The model side of POST /v1/systemone and POST /v1/decisions: prepared before the charge is
  * held (which needs its token count), answered after. Without debiasing one prepare and one
- * evaluate, as always; with it, the rounds of services/debias.ts. What comes back is our
+ * evaluate, as always; with it, the rounds of debias.ts. What comes back is our
  * answers, in question order; each route writes them in its own wire format.
  */
 

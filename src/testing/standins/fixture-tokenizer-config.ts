@@ -1,7 +1,7 @@
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { buildVocab, CHATML_TEMPLATE, TokenType } from "../../fixtures/fixture-vocab.js";
+import { buildVocab, CHATML_TEMPLATE, TokenType } from "../../gguf/fixture-vocab.js";
 
 /**
  * The tiny fixture's tokenizer_config.json, as a Hugging Face checkpoint of it would ship:

@@ -5,7 +5,7 @@ import { UnsupportedTextError, type JudgmentEngine } from "../../engine/types.js
 import { normalise } from "../../judgment/answers.js";
 import { buildPrompt } from "../../judgment/prompt.js";
 import type { Question } from "../../judgment/schema.js";
-import { buildVocab } from "../../fixtures/fixture-vocab.js";
+import { buildVocab } from "../../gguf/fixture-vocab.js";
 import { moneyTables } from "../billing-http.js";
 import { call, postJudgment, show } from "../http-client.js";
 import { expectErrorResponse } from "../route-assertions.js";

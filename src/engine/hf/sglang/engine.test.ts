@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { buildPrompt } from "../../judgment/prompt.js";
-import type { Question } from "../../judgment/schema.js";
-import { describeRemoteEngine } from "../../testing/standins/remote-engine-suite.js";
-import { startSglangStandin } from "../../testing/standins/sglang-standin.js";
+import { buildPrompt } from "../../../judgment/prompt.js";
+import type { Question } from "../../../judgment/schema.js";
+import { describeRemoteEngine } from "../../../testing/standins/remote-engine-suite.js";
+import { startSglangStandin } from "../../../testing/standins/sglang-standin.js";
 import { createSglangEngine } from "./engine.js";
 import { createSglangReader } from "./reader.js";
 

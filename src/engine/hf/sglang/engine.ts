@@ -12,9 +12,9 @@
  * SGLang's logprobs are divided by the request's temperature (0 counts as 1): every request
  * sends temperature 0, and the start-up probe refuses a server whose values are processed.
  */
-import type { RemoteEngineOptions } from "../remote/options.js";
-import type { JudgmentEngine } from "../types.js";
-import { createHfServerEngine } from "../remote/hf-engine.js";
+import type { RemoteEngineOptions } from "../../remote/options.js";
+import type { JudgmentEngine } from "../../types.js";
+import { createHfServerEngine } from "../engine.js";
 import { createSglangReader } from "./reader.js";
 
 export function createSglangEngine(options: RemoteEngineOptions): JudgmentEngine {

@@ -1,7 +1,7 @@
-import type { Token } from "../label-trie.js";
-import { callJson, describe, type RemoteServer } from "../remote/http.js";
-import type { NodeReader } from "../remote/readout.js";
-import { checkedCandidates, malformed, okBody } from "../remote/hf-server.js";
+import type { Token } from "../../label-trie.js";
+import { callJson, describe, type RemoteServer } from "../../remote/http.js";
+import type { NodeReader } from "../../remote/readout.js";
+import { checkedCandidates, malformed, okBody } from "../server.js";
 
 const PATH = "/generate";
 

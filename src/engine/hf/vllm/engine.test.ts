@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { logSoftmax } from "../../testing/standins/fixture-oracle.js";
-import { describeRemoteEngine } from "../../testing/standins/remote-engine-suite.js";
-import { startVllmStandin } from "../../testing/standins/vllm-standin.js";
-import type { Token } from "../label-trie.js";
+import { logSoftmax } from "../../../testing/standins/fixture-oracle.js";
+import { describeRemoteEngine } from "../../../testing/standins/remote-engine-suite.js";
+import { startVllmStandin } from "../../../testing/standins/vllm-standin.js";
+import type { Token } from "../../label-trie.js";
 import { createVllmEngine } from "./engine.js";
 import { createVllmReader, MAX_LOGPROB_TOKEN_IDS } from "./reader.js";
 

@@ -14,9 +14,9 @@
  * fields) and answer the natural top-k: the start-up probe refuses them. The probe also sends
  * `allowed_token_ids` once, to choose the generated token (raw logprobs are read before it acts).
  */
-import type { RemoteEngineOptions } from "../remote/options.js";
-import type { JudgmentEngine } from "../types.js";
-import { createHfServerEngine } from "../remote/hf-engine.js";
+import type { RemoteEngineOptions } from "../../remote/options.js";
+import type { JudgmentEngine } from "../../types.js";
+import { createHfServerEngine } from "../engine.js";
 import { createVllmReader } from "./reader.js";
 
 export function createVllmEngine(options: RemoteEngineOptions): JudgmentEngine {
