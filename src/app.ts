@@ -1,8 +1,9 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { JudgmentEngine } from "./engine/types.js";
-import { ApiError, toApiError, type ErrorCode } from "./errors.js";
+import { ApiError, toApiError } from "./errors.js";
+import { accessLog } from "./http/access-log.js";
 import type { App, AppEnv } from "./http/context.js";
 import { routeNotFound } from "./http/not-found.js";
 import { requestId } from "./http/request-id.js";
@@ -18,14 +19,15 @@ import { registerModels } from "./routes/models/route.js";
 import { registerOpenApi } from "./routes/openapi/route.js";
 import { registerSystemOne } from "./routes/systemone/route.js";
 import type { Services } from "./services/build.js";
-import { meterEngine, type Metrics } from "./services/metrics.js";
+import { meterEngine } from "./services/metrics.js";
 
 export interface AppDeps {
   services: Services;
   engine: JudgmentEngine;
   log: Logger;
   maxQuestions: number;
-  temperatures: Temperatures;
+  /** Read per request: a calibration profile applies once the model it names is loaded. */
+  temperatures: () => Temperatures;
   /** Option-order debiasing for requests that do not ask (JUDGE_DEBIAS); none when absent. */
   debias?: DebiasMode;
   releaseDate: string;
@@ -46,7 +48,7 @@ export function buildApp(deps: AppDeps): App {
 
   // Every prepare and evaluate is counted and timed (queue depth, busy time, tokens read) here, at the edge.
   const engine = meterEngine(deps.engine, services.metrics);
-  // Both judging routes share one path below them (services/judging/) and these deps.
+  // Both judging routes share one service below them (services/judging/) and these deps.
   const judging = {
     ...deps,
     engine,
@@ -93,41 +95,4 @@ function clientClosed(error: Error): ApiError {
   const known = toApiError(error);
   // An answer the service had already decided on (a 400, a 502) stays what it was.
   return known.code === "internal_error" ? new ApiError("client_closed_request", "the client closed the request before it was answered") : known;
-}
-
-/**
- * One line per request (method, path, status, timing, the error code if any) and its metrics;
- * never headers or bodies, which carry keys and user data. `route` is the matched pattern, so
- * scanners' paths do not each become a time series.
- */
-function accessLog(log: Logger, metrics: Metrics, errors: WeakMap<Context, ApiError>): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const started = performance.now();
-    await next();
-    const seconds = (performance.now() - started) / 1000;
-    const status = c.res.status;
-    const code: ErrorCode | undefined = errors.get(c)?.code;
-    metrics.httpRequest({ method: c.req.method, route: c.req.routePath === "/*" ? "unmatched" : c.req.routePath, status, seconds });
-    recordOutcome(metrics, c, code);
-    log.info("request", {
-      request_id: c.get("requestId"),
-      method: c.req.method,
-      path: c.req.path,
-      status,
-      ms: Math.round(seconds * 1000),
-      account: c.get("caller")?.accountId,
-      code,
-    });
-  };
-}
-
-/** Billing outcomes and rate-limit refusals, read from what the response says. */
-function recordOutcome(metrics: Metrics, c: Context<AppEnv>, code: ErrorCode | undefined): void {
-  if (code === "rate_limited") metrics.rateLimited();
-  else if (code === "insufficient_funds") metrics.billingOutcome("insufficient_funds");
-  else if (c.res.status === 200 && c.res.headers.get("idempotent-replayed") !== "true") {
-    // A replay was billed the first time; only a fresh answer carries a new charge.
-    const billedTo = c.res.headers.get("x-billed-to");
-    if (billedTo === "plan" || billedTo === "balance") metrics.billingOutcome(billedTo);
-  }
 }

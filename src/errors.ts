@@ -8,8 +8,10 @@ import {
   UpstreamRejectedError,
 } from "./engine/types.js";
 import { LimiterUnavailableError } from "./limits/types.js";
-import { UnknownAccountError } from "./services/errors.js";
-import { StoreError } from "./store/errors.js";
+import { standingHeaders } from "./http/standing-headers.js";
+import { InsufficientFundsError, UnknownAccountError } from "./services/errors.js";
+import { JudgingRefusal } from "./services/judging/errors.js";
+import { StoreError } from "./services/types.js";
 
 /**
  * The one error catalogue: every error the API returns has a stable `code` from this table and
@@ -159,6 +161,9 @@ export interface ErrorBody {
 /** Maps a thrown error to what the client sees; anything unexpected becomes a 500. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof JudgingRefusal) return new ApiError(error.code, error.message);
+  // The standing that explains the refusal travels with it.
+  if (error instanceof InsufficientFundsError) return new ApiError("insufficient_funds", error.message, standingHeaders(error.standing));
   if (error instanceof BudgetError) return new ApiError("over_budget", error.message);
   if (error instanceof UpstreamLimitError) return new ApiError("over_upstream_limit", error.message);
   if (error instanceof EngineUnavailableError) return new ApiError("model_unavailable", error.message);

@@ -10,7 +10,7 @@ import type { JudgmentEngine } from "./engine/types.js";
 import { startHttpServer } from "./http/node-server.js";
 import { oneLine } from "./cli/context.js";
 import { buildServices, type Services } from "./services/build.js";
-import { isStoreError } from "./store/errors.js";
+import { isStoreError } from "./services/types.js";
 import type { BillingService } from "./services/billing.js";
 
 export interface RunningService {
@@ -59,8 +59,8 @@ async function serveWith(
   calibration: Awaited<ReturnType<typeof loadCalibrationFile>> | undefined,
 ): Promise<RunningService> {
   // A remote engine learns its model's id from its server once ready: the profile is looked up
-  // again then, into the same object the routes read.
-  const temperatures = { ...temperaturesFor(calibration, engine.modelId) };
+  // again then, and the routes read it through a getter.
+  let temperatures = temperaturesFor(calibration, engine.modelId);
   const app = buildApp({
     services,
     engine,
@@ -68,7 +68,7 @@ async function serveWith(
     requestTimeoutMs: config.requestTimeoutMs,
     adminToken: config.adminToken,
     maxQuestions: config.maxQuestions,
-    temperatures,
+    temperatures: () => temperatures,
     debias: config.debias,
     releaseDate: new Date().toISOString().slice(0, 10),
   });
@@ -102,7 +102,7 @@ async function serveWith(
   void Promise.resolve(engine.ready).then(async () => {
     const status = await engine.status();
     if (status.state === "ready") {
-      Object.assign(temperatures, temperaturesFor(calibration, engine.modelId));
+      temperatures = temperaturesFor(calibration, engine.modelId);
       log.info("model ready", { model: engine.modelId, ...engine.description, calibrated: calibration !== undefined && Object.hasOwn(calibration.models, engine.modelId) });
     }
     else {

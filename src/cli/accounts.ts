@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { accountView, ledgerEntryView, planView } from "../views/admin.js";
 import type { AccountSummary } from "../services/accounts.js";
-import type { LedgerEntry } from "../store/store.js";
+import type { LedgerEntry } from "../services/types.js";
 import { emit, requireAccount, withServices } from "./context.js";
 import { formatTable, formatTimestamp } from "../views/text.js";
 import { formatLedgerEntries, parseLimit } from "./ledger.js";

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { ApiKeyRecord } from "../store/store.js";
+import type { ApiKeyRecord } from "../services/types.js";
 import { CliError, emit, globalOptions, withServices } from "./context.js";
 import { formatTable, formatTimestamp } from "../views/text.js";
 

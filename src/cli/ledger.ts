@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import { ledgerCheckView, ledgerEntryView } from "../views/admin.js";
-import { MAX_LEDGER_PAGE } from "../store/ledger.js";
-import type { LedgerEntry } from "../store/store.js";
-import type { LedgerCheck } from "../store/types.js";
+import { MAX_LEDGER_PAGE } from "../services/types.js";
+import type { LedgerEntry } from "../services/types.js";
+import type { LedgerCheck } from "../services/types.js";
 import { CliError, emit, requireAccount, withServices } from "./context.js";
 import { formatTable, formatTimestamp } from "../views/text.js";
 import { parseWholeNumber } from "./options.js";

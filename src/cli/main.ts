@@ -9,7 +9,8 @@ import {
   type FixtureWeightType,
 } from "../gguf/fixture-model.js";
 import { VocabSourceError } from "../gguf/fixture-tokenizer.js";
-import { DatabaseMissingError, isStoreError } from "../store/store.js";
+import { DatabaseMissingError } from "../services/database-missing.js";
+import { isStoreError } from "../services/types.js";
 import { registerAccountsCommands } from "./accounts.js";
 import { registerBalanceCommands } from "./balance.js";
 import { registerBenchCommand } from "./bench.js";

@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import { planView } from "../views/admin.js";
-import { PLAN_LIMITS } from "../store/plans.js";
-import type { Plan } from "../store/store.js";
-import type { PlanInput } from "../store/types.js";
+import { PLAN_LIMITS } from "../services/types.js";
+import type { Plan } from "../services/types.js";
+import type { PlanInput } from "../services/types.js";
 import { CliError, emit, withServices } from "./context.js";
 import { formatTable, formatTimestamp } from "../views/text.js";
 import { parseEurosOption, parseWholeNumber } from "./options.js";

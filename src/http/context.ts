@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AuthenticatedKey } from "../store/types.js";
+import type { AuthenticatedKey } from "../services/types.js";
 
 /** What middleware leaves on the request context for the handlers: the key, its account and the account's terms. */
 export type Caller = AuthenticatedKey;

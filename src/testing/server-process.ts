@@ -45,7 +45,7 @@ const app = buildApp({
   requestTimeoutMs: config.requestTimeoutMs,
   log: createLogger("silent"),
   maxQuestions: 64,
-  temperatures: NEUTRAL_TEMPERATURES,
+  temperatures: () => NEUTRAL_TEMPERATURES,
   releaseDate: "2026-01-01",
 });
 const server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, (info) => {

@@ -121,7 +121,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     adminToken: options.adminToken === null ? undefined : (options.adminToken ?? TEST_ADMIN_TOKEN),
     log: createLogger("debug", (line) => logLines.push(line)),
     maxQuestions: options.maxQuestions ?? 64,
-    temperatures: NEUTRAL_TEMPERATURES,
+    temperatures: () => NEUTRAL_TEMPERATURES,
     debias: config.debias,
     releaseDate: "2026-01-01",
   });

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { formatEuros, percentUsed } from "../money/money.js";
-import type { Account, ApiKeyRecord, LedgerCheck, LedgerEntry, Plan, Usage } from "../store/types.js";
+import type { Account, ApiKeyRecord, LedgerCheck, LedgerEntry, Plan, Usage } from "../services/types.js";
 
 /**
  * The JSON the admin API answers with. Money is given twice: `*_micro` as an integer number of

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { PLAN_LIMITS } from "../../store/plans.js";
-import { MAX_NAME_LENGTH } from "../../store/types.js";
+import { PLAN_LIMITS } from "../../services/types.js";
+import { MAX_NAME_LENGTH } from "../../services/types.js";
 import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { EuroString, micros, readBody } from "./input.js";

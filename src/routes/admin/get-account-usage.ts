@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { formatEuros } from "../../money/money.js";
 import type { Services } from "../../services/build.js";
-import type { DailyUsage } from "../../store/types.js";
+import type { DailyUsage } from "../../services/types.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { summaryOr404 } from "./account-summary.js";
 import { AccountIdParams } from "./get-account.js";

@@ -1,4 +1,4 @@
-import type { LedgerCheck } from "../../store/types.js";
+import type { LedgerCheck } from "../../services/types.js";
 
 /**
  * What this process remembers for the console: the last ledger check it ran, and when. Kept in

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import type { PlanInput } from "../../store/types.js";
+import type { PlanInput } from "../../services/types.js";
 import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { planFields } from "./create-plan.js";

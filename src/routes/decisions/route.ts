@@ -5,11 +5,11 @@ import type { App } from "../../http/context.js";
 import { readJsonBody } from "../../http/read-body.js";
 import { decisionsUsage, toDecisionAnswers, toJudgment, UnsupportedDecisionError, type DecisionsQuestion } from "../../judgment/decisions.js";
 import type { Judged } from "../../services/judging/prepare.js";
-import { answerQuestions, unknownModel } from "../../services/judging/judge.js";
+import { answerQuestions, unknownModel } from "../judging.js";
 import { openAIErrorFormat, ParamError } from "./errors.js";
 import { DecisionsErrorBody, DecisionsInputJson, DecisionsInputText, DecisionsRequest, DecisionsResponse, DecisionsUserMessage } from "./schema.js";
 import { billedToHeader, errorResponses, judgingErrorDescriptions, judgingErrorHeaders, rateLimitHeaders, requestIdHeader, standingHeaders } from "../shared.schema.js";
-import { rateLimit } from "../../services/judging/model.js";
+import { rateLimit } from "../../http/rate-limit.js";
 import { describeIssues, type SystemOneDeps } from "../systemone/route.js";
 
 /**

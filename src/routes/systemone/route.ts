@@ -1,13 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import type { JudgmentEngine } from "../../engine/types.js";
 import { ApiError } from "../../errors.js";
-import { authenticate, type KeyAuthenticator } from "../../http/authenticate.js";
+import { authenticate } from "../../http/authenticate.js";
 import type { App } from "../../http/context.js";
+import { rateLimit } from "../../http/rate-limit.js";
 import { readJsonBody } from "../../http/read-body.js";
-import type { Temperatures } from "../../judgment/answers.js";
-import type { DebiasMode } from "../../judgment/debias.js";
 import { keyed } from "../../judgment/keyed.js";
-import { answerQuestions, unknownModel } from "../../services/judging/judge.js";
+import type { Judged } from "../../services/judging/prepare.js";
+import { answerQuestions, unknownModel, type JudgingRouteDeps } from "../judging.js";
 import {
   billedToHeader,
   judgingErrorDescriptions,
@@ -17,21 +16,12 @@ import {
   requestIdHeader,
   standingHeaders,
 } from "../shared.schema.js";
-import { rateLimit, type BillingDeps } from "../../services/judging/model.js";
-import type { Judged } from "../../services/judging/prepare.js";
 import { JudgmentRequest, JudgmentResponse, Question } from "./schema.js";
 
 /** Model names the ecosystem's SDKs send by default; they mean "the model this server serves". */
 export const MODEL_ALIASES = ["jev-latest", "jev-preview"] as const;
 
-export interface SystemOneDeps extends BillingDeps {
-  engine: JudgmentEngine;
-  keys: KeyAuthenticator;
-  maxQuestions: number;
-  temperatures: Temperatures;
-  /** Option-order debiasing for requests that do not say (JUDGE_DEBIAS). */
-  debias: DebiasMode;
-}
+export type SystemOneDeps = JudgingRouteDeps;
 
 const route = createRoute({
   method: "post",

@@ -1,32 +1,39 @@
-import type { Context } from "hono";
 import { RequestAbortedError } from "../../engine/types.js";
-import { ApiError } from "../../errors.js";
-import type { AppEnv } from "../../http/context.js";
-import type { JsonBody } from "../../http/read-body.js";
 import type { DebiasMode } from "../../judgment/debias.js";
 import type { Question } from "../../judgment/schema.js";
-import type { BillingService } from "../billing.js";
-import { billingHeaders, claimIdempotencyKey, idempotencyKeyOf, reserveOrRefuse, type BillingDeps } from "./model.js";
+import type { BillingService, IdempotencyInput, Payer } from "../billing.js";
+import type { BilledTo, Standing, StoredResponse } from "../types.js";
+import { JudgingRefusal } from "./errors.js";
 import { prepareJudgment, type JudgmentDeps, type Judged } from "./prepare.js";
 
 /**
- * The one path below POST /v1/systemone and POST /v1/decisions, from parsed questions to the
- * response: idempotency claim or replay, prepare, hold the charge (402), run the model (502,
- * the hold released), settle. Each route only maps its own wire format in and out, so both
- * get the same engine, billing, idempotency and calibration.
+ * The one judging flow below POST /v1/systemone and POST /v1/decisions, from parsed questions
+ * to the response text: idempotency claim or replay, prepare, hold the charge, run the model
+ * (the hold released on failure), settle. It knows no HTTP: it returns data and throws domain
+ * errors (JudgingRefusal, InsufficientFundsError, the engine's), which the edge maps to
+ * statuses through the error catalogue. Each route only maps its own wire format in and out,
+ * so both get the same engine, billing, idempotency and calibration.
  */
 
-export interface PipelineDeps extends BillingDeps, JudgmentDeps {}
+export interface JudgingDeps extends JudgmentDeps {
+  billing: BillingService;
+}
 
-export interface PipelineRequest {
+export interface JudgingRequest {
+  caller: Payer;
+  requestId: string;
+  /** The client's Idempotency-Key, already validated; undefined when it sent none. */
+  idempotencyKey: string | undefined;
+  /** The digest of the body as read: a retry's Idempotency-Key compares it. */
+  bodyDigest: string;
   state: unknown;
   /** The questions' ids, in order: named in a refusal's message. */
   ids: string[];
   questions: Question[];
   includeLogits: boolean;
   debias: DebiasMode;
-  /** The body as read: an Idempotency-Key compares its digest. */
-  body: JsonBody;
+  /** Aborted when the client leaves. */
+  signal: AbortSignal;
 }
 
 /**
@@ -35,20 +42,25 @@ export interface PipelineRequest {
  */
 export type RenderAnswers = (judged: Judged) => string;
 
-export async function answerQuestions(c: Context<AppEnv>, deps: PipelineDeps, request: PipelineRequest, render: RenderAnswers): Promise<Response> {
-  const caller = c.get("caller");
-  const requestId = c.get("requestId");
-  const { ids, questions } = request;
-  const idempotencyKey = idempotencyKeyOf(c);
+/** The response text and who paid for it; `replayed` when it is a stored answer given again. */
+export interface JudgingOutcome {
+  text: string;
+  billedTo: BilledTo;
+  standing: Standing;
+  replayed: boolean;
+}
+
+export async function judge(deps: JudgingDeps, request: JudgingRequest, render: RenderAnswers): Promise<JudgingOutcome> {
+  const { caller, requestId, ids, questions, idempotencyKey, signal } = request;
   // Before the model is asked anything, so a stored answer is replayed even while it is unavailable.
-  const claim = idempotencyKey && { accountId: caller.accountId, key: idempotencyKey, requestHash: request.body.digest, owner: requestId };
+  const claim = idempotencyKey && { accountId: caller.accountId, key: idempotencyKey, requestHash: request.bodyDigest, owner: requestId };
   const replay = claim ? await claimIdempotencyKey(deps.billing, claim) : undefined;
-  if (replay) return c.body(replay.body, 200, { ...JSON_TYPE, ...billingHeaders(replay), "idempotent-replayed": "true" });
+  if (replay) return { text: replay.body, billedTo: replay.billedTo, standing: replay.standing, replayed: true };
   try {
-    const signal = c.req.raw.signal;
     const input = { state: request.state, ids, questions, includeLogits: request.includeLogits, signal };
     const judgment = await prepareJudgment(deps, input, request.debias);
-    const reservation = await reserveOrRefuse(deps.billing, caller, {
+    // Refused with InsufficientFundsError (and the standing that explains why); nothing is charged.
+    const reservation = await deps.billing.reserve(caller, {
       questions: questions.length,
       inputTokens: judgment.inputTokens,
       requestId,
@@ -66,23 +78,27 @@ export async function answerQuestions(c: Context<AppEnv>, deps: PipelineDeps, re
       throw error;
     }
     const settled = await deps.billing.settle(reservation, claim ? { key: claim.key, body: text } : undefined, actualInputTokens);
-    if (!settled) throw new ApiError("model_timeout", "the request outlived its reservation; nothing was charged");
-    return c.body(text, 200, { ...JSON_TYPE, ...billingHeaders(settled) });
+    if (!settled) throw new JudgingRefusal("model_timeout", "the request outlived its reservation; nothing was charged");
+    return { text, billedTo: settled.billedTo, standing: settled.standing, replayed: false };
   } catch (error) {
     if (claim) await deps.billing.abandonIdempotencyKey(claim).catch(() => undefined);
     throw error;
   }
 }
 
-const JSON_TYPE = { "content-type": "application/json" };
-
-/**
- * Why a request's model name is refused, or undefined when it names the served model or one of
- * the route's aliases (the names its SDKs send by default). Each route raises it in its own shape.
- */
-export function unknownModel(model: string, servedId: string, aliases: readonly string[]): string | undefined {
-  if (model === servedId || aliases.includes(model)) return undefined;
-  return `unknown model "${model}"; this server answers with "${servedId}" (also accepted: ${aliases.join(", ")})`;
+/** The stored response for a retry; refused while the first attempt runs, or for another body. */
+async function claimIdempotencyKey(billing: BillingService, claim: IdempotencyInput): Promise<StoredResponse | undefined> {
+  const outcome = await billing.claimIdempotencyKey(claim);
+  switch (outcome.kind) {
+    case "claimed":
+      return undefined;
+    case "replay":
+      return outcome.response;
+    case "running":
+      throw new JudgingRefusal("idempotency_key_in_use", "a request with this Idempotency-Key is still running; retry when it has finished");
+    case "mismatch":
+      throw new JudgingRefusal("idempotency_key_reused", "this Idempotency-Key was used with a different request body");
+  }
 }
 
 /**

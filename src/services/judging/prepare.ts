@@ -1,7 +1,7 @@
 import type { JudgmentPrompt } from "../../judgment/prompt.js";
 import type { JudgmentEngine, PreparedJudgment } from "../../engine/types.js";
 import { BudgetError, RequestAbortedError, UpstreamLimitError } from "../../engine/types.js";
-import { ApiError } from "../../errors.js";
+import { JudgingRefusal } from "./errors.js";
 import { deadline } from "./deadline.js";
 import { buildAnswer, keyedLogits, type Temperatures } from "../../judgment/answers.js";
 import { answerInClientOrder, type DebiasMode } from "../../judgment/debias.js";
@@ -11,7 +11,7 @@ import { judgeDebiased, planDebiased, type DebiasedResult, type DebiasSteps } fr
 import { evaluateWithin, modelTimeout } from "./model.js";
 
 /**
- * The model side of POST /v1/systemone and POST /v1/decisions: prepared before the charge is
+ * The model side of the judging flow (judge.ts): prepared before the charge is
  * held (which needs its token count), answered after. Without debiasing one prepare and one
  * evaluate, as always; with it, the rounds of debias.ts. What comes back is our
  * answers, in question order; each route writes them in its own wire format.
@@ -19,7 +19,8 @@ import { evaluateWithin, modelTimeout } from "./model.js";
 
 export interface JudgmentDeps {
   engine: JudgmentEngine;
-  temperatures: Temperatures;
+  /** Read per request: a calibration profile applies once the model it names is loaded. */
+  temperatures: () => Temperatures;
   /** Bounds each preparation, and the model's whole work on one request. */
   requestTimeoutMs: number;
 }
@@ -69,7 +70,7 @@ async function preparePlain(deps: JudgmentDeps, input: JudgmentInput): Promise<P
       // A hold for an upper bound (the gateway) is settled at what was read, never above the hold.
       const billed = prepared.inputTokensExact ? prepared.inputTokens : Math.min(result.inputTokens, prepared.inputTokens);
       const answers = questions.map((q, i) => {
-        const answer = buildAnswer(q, result.labelLogProbs[i], deps.temperatures);
+        const answer = buildAnswer(q, result.labelLogProbs[i], deps.temperatures());
         return input.includeLogits ? { ...answer, logits: keyedLogits(q, result.labelLogProbs[i]) } : answer;
       });
       const judged: Judged = { model: engine.modelId, answers, inputTokens: billed, timingMs: result.timingMs };
@@ -102,7 +103,7 @@ async function prepareDebiased(deps: JudgmentDeps, input: JudgmentInput, mode: E
       } finally {
         phase.dispose();
       }
-      const answers = result.answers.map((a, i) => answerInClientOrder(questions[i], a.shown, a.labelLogProbs, deps.temperatures, input.includeLogits));
+      const answers = result.answers.map((a, i) => answerInClientOrder(questions[i], a.shown, a.labelLogProbs, deps.temperatures(), input.includeLogits));
       const judged: Judged = {
         model: engine.modelId,
         answers,
@@ -128,13 +129,13 @@ async function prepareWithin(engine: JudgmentEngine, prompt: JudgmentPrompt, cli
   }
 }
 
-/** A preparation refused (budget, upstream limit) is the client's 400, naming its question by id. */
+/** A preparation refused (budget, upstream limit) is the client's fault (a 400), naming its question by id. */
 async function explainingRefusals<T>(ids: string[], prepare: () => Promise<T>): Promise<T> {
   try {
     return await prepare();
   } catch (error) {
     if (!(error instanceof BudgetError) && !(error instanceof UpstreamLimitError)) throw error;
     const which = error.questionIndex === undefined ? "" : `question ${JSON.stringify(ids[error.questionIndex])}: `;
-    throw new ApiError(error instanceof UpstreamLimitError ? "over_upstream_limit" : "over_budget", which + error.message);
+    throw new JudgingRefusal(error instanceof UpstreamLimitError ? "over_upstream_limit" : "over_budget", which + error.message);
   }
 }

@@ -1,0 +1,24 @@
+/**
+ * The store's records and limits as the HTTP edge and the CLI see them: they reach the store
+ * only through the services, and read its shapes and errors from here (src/layering.test.ts).
+ */
+export type {
+  Account,
+  ApiKeyRecord,
+  AuthenticatedKey,
+  BilledTo,
+  DailyUsage,
+  LedgerCheck,
+  LedgerEntry,
+  Plan,
+  PlanInput,
+  Standing,
+  StoredResponse,
+  Usage,
+} from "../store/types.js";
+export { MAX_NAME_LENGTH } from "../store/types.js";
+export { MAX_ACCOUNT_PAGE } from "../store/accounts.js";
+export { MAX_LEDGER_PAGE } from "../store/ledger.js";
+export { PLAN_LIMITS } from "../store/plans.js";
+export { isStoreError, StoreError, type StoreErrorCode } from "../store/errors.js";
+export { randomBytesNow } from "../store/random.js";
