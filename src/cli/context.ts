@@ -23,11 +23,6 @@ export function globalOptions(command: Command): GlobalOptions {
   return command.optsWithGlobals<GlobalOptions>();
 }
 
-/** "Invalid configuration:\n  A: x\n  B: y" → "Invalid configuration: A: x; B: y": a user error is one line. */
-export function oneLine(message: string): string {
-  return message.replace(/:\s*\n\s*/g, ": ").replace(/\s*\n\s*/g, "; ").trim();
-}
-
 /** The environment's configuration with command-line overrides applied. */
 export function resolveConfig(command: Command): Config {
   let config: Config;

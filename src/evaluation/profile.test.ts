@@ -2,7 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadCalibrationFile, temperaturesFor, type CalibrationFile } from "../judgment/calibration.js";
+import { temperaturesFor, type CalibrationFile } from "../judgment/calibration.js";
+import { loadCalibrationFile } from "../services/calibration-file.js";
 import { currentTemperatures, mergeProfile, readProfile, writeProfile } from "./profile.js";
 
 const show = (value: unknown) => JSON.stringify(value, null, 1);

@@ -1,10 +1,9 @@
 import { existsSync } from "node:fs";
-import { mkdir, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { TemperatureBucket, Temperatures } from "../judgment/answers.js";
 import {
   bucketKey,
-  loadCalibrationFile,
   parseCalibrationFile,
   temperaturesFor,
   type CalibrationFile,
@@ -17,7 +16,7 @@ import {
  */
 
 export async function readProfile(file: string): Promise<CalibrationFile | undefined> {
-  return existsSync(file) ? loadCalibrationFile(file) : undefined;
+  return existsSync(file) ? parseCalibrationFile(JSON.parse(await readFile(file, "utf8")), file) : undefined;
 }
 
 export function currentTemperatures(profile: CalibrationFile | undefined, modelId: string): Temperatures | undefined {

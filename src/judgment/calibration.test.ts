@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildAnswer, NEUTRAL_TEMPERATURES, normalise } from "./answers.js";
-import { bucketKey, loadCalibrationFile, parseBucketKey, temperaturesFor } from "./calibration.js";
+import { bucketKey, parseBucketKey, temperaturesFor } from "./calibration.js";
+import { loadCalibrationFile } from "../services/calibration-file.js";
 
 async function profileFile(content: unknown): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "tjs-calibration-"));

@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { NEUTRAL_TEMPERATURES, type TemperatureBucket, type Temperatures } from "./answers.js";
 
@@ -79,10 +78,6 @@ export function temperaturesFor(file: CalibrationFile | undefined, modelId: stri
 
 function toBuckets(record: Record<string, number>): TemperatureBucket[] {
   return Object.entries(record).map(([key, temperature]) => ({ ...parseBucketKey(key)!, temperature }));
-}
-
-export async function loadCalibrationFile(path: string): Promise<CalibrationFile> {
-  return parseCalibrationFile(JSON.parse(await readFile(path, "utf8")), path);
 }
 
 export function parseCalibrationFile(content: unknown, path: string): CalibrationFile {

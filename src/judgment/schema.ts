@@ -1,9 +1,10 @@
-import { z } from "@hono/zod-openapi";
+import { z } from "zod";
 import { keyed } from "./keyed.js";
 
 /**
  * Questions and answers: the types judgment works on, and the schemas the HTTP edge validates
- * requests with and documents (OpenAPI) from, so the two cannot drift apart.
+ * requests with and documents (OpenAPI) from, so the two cannot drift apart. Plain zod: the
+ * document's names and descriptions are zod metadata (`.meta`), which the OpenAPI generator reads.
  */
 
 export const MAX_CHOICE_OPTIONS = 255;
@@ -28,16 +29,16 @@ export function recordOf<V extends z.ZodType>(value: V, valueSchemaName: string,
   return z
     .preprocess((v) => (isPlainObject(v) ? new Map(Object.entries(v)) : v), z.map(z.string(), value, { error }))
     .transform((map) => keyed([...map.keys()], [...map.values()]))
-    .openapi({ type: "object", additionalProperties: { $ref: `#/components/schemas/${valueSchemaName}` } });
+    .meta({ type: "object", additionalProperties: { $ref: `#/components/schemas/${valueSchemaName}` } });
 }
 
 /** Any JSON object, passed through untouched (so a "__proto__" key in a state survives). */
 const JsonObject = z
   .custom<Record<string, unknown>>(isPlainObject, { error: "must be an object" })
-  .openapi({ type: "object" });
+  .meta({ type: "object" });
 
 /** Any JSON array, passed through untouched: a copy would lose the number texts the body reader recorded. */
-const JsonArray = z.custom<unknown[]>(Array.isArray, { error: "must be an array" }).openapi({ type: "array", items: {} });
+const JsonArray = z.custom<unknown[]>(Array.isArray, { error: "must be an array" }).meta({ type: "array", items: {} });
 
 export const noEmptyKeys = (what: string) => ({
   error: `${what} must be non-empty strings`,
@@ -49,13 +50,13 @@ export const Content = z
   .union([z.string(), JsonObject, JsonArray], {
     error: explain("must be a string, an object or an array"),
   })
-  .openapi("Content", { description: "Text, or a JSON object/array rendered to text." });
+  .meta({ id: "Content", description: "Text, or a JSON object/array rendered to text." });
 
 const OptionalContent = z
   .union([z.string(), JsonObject, JsonArray, z.null()], {
     error: explain("must be a string, an object, an array or null"),
   })
-  .openapi("OptionalContent");
+  .meta({ id: "OptionalContent" });
 
 const ChoiceQuestion = z
   .object({
@@ -68,7 +69,7 @@ const ChoiceQuestion = z
         { error: `choice needs between ${MIN_CHOICE_OPTIONS} and ${MAX_CHOICE_OPTIONS} options` },
       ),
   })
-  .openapi("ChoiceQuestion");
+  .meta({ id: "ChoiceQuestion" });
 
 const NoulQuestion = z
   .object({
@@ -81,7 +82,7 @@ const NoulQuestion = z
       )
       .nullish(),
   })
-  .openapi("NoulQuestion");
+  .meta({ id: "NoulQuestion" });
 
 const ScoreQuestion = z
   .object({
@@ -92,13 +93,13 @@ const ScoreQuestion = z
       .min(MIN_SCORE_LEVELS, { error: `score needs between ${MIN_SCORE_LEVELS} and ${MAX_SCORE_LEVELS} levels` })
       .max(MAX_SCORE_LEVELS, { error: `score needs between ${MIN_SCORE_LEVELS} and ${MAX_SCORE_LEVELS} levels` }),
   })
-  .openapi("ScoreQuestion");
+  .meta({ id: "ScoreQuestion" });
 
 export const Question = z
   .discriminatedUnion("type", [ChoiceQuestion, NoulQuestion, ScoreQuestion], {
     error: 'type must be one of "choice", "noul", "score"',
   })
-  .openapi("Question");
+  .meta({ id: "Question" });
 
 export type Question = z.infer<typeof Question>;
 export type ChoiceQuestion = z.infer<typeof ChoiceQuestion>;
@@ -111,7 +112,7 @@ const Probability = z.number().min(0).max(1);
 const Logits = z
   .record(z.string(), z.number().nullable())
   .optional()
-  .openapi({
+  .meta({
     description:
       'Raw log P of each label before calibration; noul is keyed "true" and "false". null is log 0 (−∞, which JSON cannot write): a label the model rules out.',
   });
@@ -119,30 +120,30 @@ const Logits = z
 const ChoiceAnswer = z
   .object({
     type: z.literal("choice"),
-    choice: z.string().openapi({ description: "Key of the most likely option." }),
-    probabilities: z.record(z.string(), Probability).openapi({ description: "Option key to probability; sums to 1." }),
+    choice: z.string().meta({ description: "Key of the most likely option." }),
+    probabilities: z.record(z.string(), Probability).meta({ description: "Option key to probability; sums to 1." }),
     confidence: Probability,
     logits: Logits,
   })
-  .openapi("ChoiceAnswer");
+  .meta({ id: "ChoiceAnswer" });
 
 const NoulAnswer = z
-  .object({ type: z.literal("noul"), noul: Probability.openapi({ description: "P(statement holds)." }), logits: Logits })
-  .openapi("NoulAnswer");
+  .object({ type: z.literal("noul"), noul: Probability.meta({ description: "P(statement holds)." }), logits: Logits })
+  .meta({ id: "NoulAnswer" });
 
 const ScoreAnswer = z
   .object({
     type: z.literal("score"),
-    score: z.number().openapi({ description: "Σ level × probability, levels numbered from 0." }),
-    probabilities: z.record(z.string(), Probability).openapi({ description: 'Level "0"…"n-1" to probability.' }),
-    legend: z.record(z.string(), OptionalContent).openapi({
+    score: z.number().meta({ description: "Σ level × probability, levels numbered from 0." }),
+    probabilities: z.record(z.string(), Probability).meta({ description: 'Level "0"…"n-1" to probability.' }),
+    legend: z.record(z.string(), OptionalContent).meta({
       description: 'Level "0"…"n-1" to its description, exactly as the request sent it: a null level stays null, an object stays that object.',
     }),
     confidence: Probability,
     logits: Logits,
   })
-  .openapi("ScoreAnswer");
+  .meta({ id: "ScoreAnswer" });
 
-export const Answer = z.union([ChoiceAnswer, NoulAnswer, ScoreAnswer]).openapi("Answer");
+export const Answer = z.union([ChoiceAnswer, NoulAnswer, ScoreAnswer]).meta({ id: "Answer" });
 export type Answer = z.infer<typeof Answer>;
 

@@ -1,4 +1,4 @@
-/** Plain-text rendering shared by the CLI's human-readable (non `--json`) output. */
+/** Plain text shared by the CLI's human-readable (non `--json`) output, the server's start-up messages and the tools' reports. */
 
 /** Left-aligned columns separated by two spaces; trailing spaces trimmed so output diffs cleanly. */
 export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -17,4 +17,9 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
 export function formatTimestamp(ms: number | null | undefined): string {
   if (ms === null || ms === undefined) return "-";
   return new Date(ms).toISOString().replace("T", " ").replace(/\.\d{3}Z$/, "Z");
+}
+
+/** "Invalid configuration:\n  A: x\n  B: y" → "Invalid configuration: A: x; B: y": a user error is one line. */
+export function oneLine(message: string): string {
+  return message.replace(/:\s*\n\s*/g, ": ").replace(/\s*\n\s*/g, "; ").trim();
 }
