@@ -1,0 +1,76 @@
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { checkLayers } from "./testing/layers.js";
+
+/**
+ * The layering checker's own test: each violation is put into a copy of src/, and the checker
+ * must report it at that file. The four first are the ones an outside review injected, which
+ * the old regex-based test missed (all but the last).
+ */
+
+const SRC = dirname(fileURLToPath(import.meta.url));
+const copy = mkdtempSync(join(tmpdir(), "layering-"));
+cpSync(SRC, copy, { recursive: true, filter: (path) => !path.includes("node_modules") });
+afterAll(() => rmSync(copy, { recursive: true, force: true }));
+
+const INJECTED: { name: string; file: string; code: string; says: RegExp }[] = [
+  { name: "engine imports errors.ts", file: "engine/factory.ts", code: 'import { ApiError } from "../errors.js";', says: /engine may not import edge/ },
+  { name: "judgment imports hono", file: "judgment/labels.ts", code: 'import { Hono } from "hono";', says: /judgment imports nothing but zod/ },
+  {
+    name: "store reads env from node:process",
+    file: "store/names.ts",
+    code: 'import { env } from "node:process";\nexport const fromEnv = env.JUDGE_X;',
+    says: /reads the environment/,
+  },
+  { name: "store imports cli/", file: "store/names.ts", code: 'import { emit } from "../cli/context.js";', says: /store may not import cli/ },
+  { name: "process[\"env\"]", file: "services/limits.ts", code: 'export const x = process["env"].X;', says: /reads the environment/ },
+  { name: "globalThis.process.env", file: "engine/factory.ts", code: "export const x = globalThis.process.env.X;", says: /reads the environment/ },
+  { name: "destructured from process", file: "http/incoming.ts", code: "const { env: e } = process;\nexport const x = e.X;", says: /reads the environment/ },
+  { name: "process under another name", file: "limits/types.ts", code: "const p = process;\nexport const x = p.env.X;", says: /reads the environment/ },
+  { name: "a namespace import of node:process", file: "money/periods.ts", code: 'import * as proc from "node:process";\nexport const x = proc.env.X;', says: /reads the environment/ },
+  { name: "a tool reaching the store by dynamic import", file: "evaluation/client.ts", code: 'export const load = () => import("../store/store.js");', says: /tools may not import store/ },
+  { name: "a tool requiring a database driver", file: "bench/stats.ts", code: 'const pg = require("pg");', says: /pg is for store only/ },
+  { name: "a re-export from the edge", file: "services/limits.ts", code: 'export { unknownModel } from "../routes/judging.js";', says: /services may not import edge/ },
+  { name: "a type-only import upward", file: "store/names.ts", code: 'import type { App } from "../http/context.js";', says: /store may not import edge/ },
+  { name: "production code importing testing/", file: "routes/judging.ts", code: 'import { startTestServer } from "../testing/server.js";', says: /only tests import testing/ },
+  { name: "the CLI importing the store", file: "cli/keys.ts", code: 'import { createStore } from "../store/store.js";', says: /cli may not import store/ },
+  { name: "judgment reading files", file: "judgment/labels.ts", code: 'import { readFileSync } from "node:fs";', says: /judgment imports nothing but zod/ },
+  { name: "a computed dynamic import", file: "services/health.ts", code: 'export const load = (name: string) => import(name);', says: /computed specifier/ },
+];
+
+describe("the layering checker, on a copy of src/ with one violation put in at a time", () => {
+  for (const { name, file, code, says } of INJECTED) {
+    it(`catches ${name} (${file})`, () => {
+      const path = join(copy, file);
+      const original = readFileSync(path, "utf8");
+      expect(checkLayers(copy, [path]), "the file is clean before").toEqual([]);
+      try {
+        appendFileSync(path, `\n${code}\n`);
+        const violations = checkLayers(copy, [path]);
+        expect(violations.join("\n"), violations.join("\n")).toMatch(says);
+        expect(violations.every((v) => v.startsWith(file)), violations.join("\n")).toBe(true);
+      } finally {
+        writeFileSync(path, original);
+      }
+    });
+  }
+
+  it("catches a top-level file with no layer", () => {
+    const path = join(copy, "extra.ts");
+    writeFileSync(path, "export const x = 1;\n");
+    try {
+      expect(checkLayers(copy, [path]).join("\n")).toMatch(/extra\.ts has no layer/);
+    } finally {
+      rmSync(path);
+    }
+  });
+
+  it("leaves Hono's c.env (the server's bindings) alone: it is not the environment", () => {
+    const path = join(copy, "http/incoming.ts");
+    expect(readFileSync(path, "utf8")).toMatch(/c\.env/);
+    expect(checkLayers(copy, [path])).toEqual([]);
+  });
+});
