@@ -32,22 +32,37 @@ export class StartupError extends Error {
 }
 
 /**
- * Builds every service once from the parsed config, then serves HTTP. `engine` replaces the
- * model only in tests of faults (an engine that stalls or fails).
+ * What only tests replace in the one composition root (npm start, `judge serve` and the tests'
+ * servers all start through it, on the production HTTP server).
  */
-export async function start(config: Config, options: { engine?: JudgmentEngine } = {}): Promise<RunningService> {
-  const log = createLogger(config.logLevel);
+export interface StartOptions {
+  /** Replaces the model: an engine that stalls or fails, or a test file's shared tiny model. */
+  engine?: JudgmentEngine;
+  /** Whether close() closes the engine too; not when the caller shares it. */
+  ownsEngine?: boolean;
+  /** Services built by the caller (a test that seeds accounts first or injects a clock); closed by close(). */
+  services?: Services;
+  log?: Logger;
+  /** The sweeper of expired holds (on unless false): tests of expiry drive it themselves. */
+  sweeper?: boolean;
+  /** GET /v1/models's release date; the day of the start unless given. */
+  releaseDate?: string;
+}
+
+/** Builds every service once from the parsed config, then serves HTTP. */
+export async function start(config: Config, options: StartOptions = {}): Promise<RunningService> {
+  const log = options.log ?? createLogger(config.logLevel);
   // A serving process checkpoints SQLite's WAL off the event loop (store/sqlite-checkpointer.ts).
-  const services = await buildServices(config, { backgroundCheckpoints: true });
+  const services = options.services ?? (await buildServices(config, { backgroundCheckpoints: true }));
   let engine: JudgmentEngine | undefined;
   try {
     engine = options.engine ?? (await startupStep("cannot set up the engine", () => createEngine(config, { showDownloadProgress: process.stdout.isTTY })));
     const calibration = config.calibrationPath
       ? await startupStep(`cannot use the calibration profile JUDGE_CALIBRATION=${config.calibrationPath}`, () => loadCalibrationFile(config.calibrationPath!))
       : undefined;
-    return await serveWith(config, log, services, engine, calibration);
+    return await serveWith(config, log, services, engine, calibration, options);
   } catch (error) {
-    await closeQuietly(engine, services);
+    await closeQuietly(options.ownsEngine === false ? undefined : engine, services);
     throw error;
   }
 }
@@ -58,6 +73,7 @@ async function serveWith(
   services: Services,
   engine: JudgmentEngine,
   calibration: Awaited<ReturnType<typeof loadCalibrationFile>> | undefined,
+  wiring: StartOptions,
 ): Promise<RunningService> {
   // A remote engine learns its model's id from its server once ready: the profile is looked up
   // again then, and the routes read it through a getter.
@@ -71,7 +87,7 @@ async function serveWith(
     maxQuestions: config.maxQuestions,
     temperatures: () => temperatures,
     debias: config.debias,
-    releaseDate: new Date().toISOString().slice(0, 10),
+    releaseDate: wiring.releaseDate ?? new Date().toISOString().slice(0, 10),
   });
 
   const http = await startupStep(`cannot listen on ${config.host}:${config.port}`, () =>
@@ -84,7 +100,7 @@ async function serveWith(
     }),
   );
   const { server, port } = http;
-  const sweeper = startSweeper(services.billing, log, config.sweepIntervalMs);
+  const sweeper = wiring.sweeper === false ? undefined : startSweeper(services.billing, log, config.sweepIntervalMs);
   const { kind, backend, slots } = engine.description;
   log.info("listening", {
     url: `http://${config.host}:${port}`,
@@ -123,7 +139,7 @@ async function serveWith(
       if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       const { aborted } = await http.shutdown(graceMs);
       if (aborted > 0) log.warn("aborted requests still running at the shutdown deadline; their holds were released", { count: aborted });
-      await closeQuietly(engine, services);
+      await closeQuietly(wiring.ownsEngine === false ? undefined : engine, services);
       log.info("stopped");
     },
   };
@@ -241,7 +257,7 @@ function printModelHelp(detail: string): void {
  * Serves until SIGINT or SIGTERM, then shuts down gracefully and exits 0; a second signal exits
  * at once. A start that fails prints one line and exits 1, whichever entry point called it.
  */
-export async function serveUntilSignalled(config: Config, options: { engine?: JudgmentEngine } = {}): Promise<void> {
+export async function serveUntilSignalled(config: Config, options: StartOptions = {}): Promise<void> {
   let running: RunningService;
   try {
     running = await start(config, options);

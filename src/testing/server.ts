@@ -1,10 +1,8 @@
-import { serve, type ServerType } from "@hono/node-server";
-import { buildApp } from "../app.js";
 import { parseConfig } from "../config.js";
 import { createLlamaEngine } from "../engine/llama/engine.js";
 import type { JudgmentEngine } from "../engine/types.js";
-import { NEUTRAL_TEMPERATURES } from "../judgment/answers.js";
 import { createLogger } from "../logger.js";
+import { start } from "../main.js";
 import { buildServices, type Services } from "../services/build.js";
 import { isStoreError } from "../store/errors.js";
 import type { PlanInput, Store } from "../store/types.js";
@@ -77,6 +75,10 @@ export function testConfig(database: TestDatabase, options: TestServerOptions = 
     JUDGE_RESERVATION_GRACE_MS: options.reservationGraceMs === undefined ? undefined : String(options.reservationGraceMs),
     JUDGE_DEBIAS: options.debias,
     JUDGE_LOG_LEVEL: "debug",
+    JUDGE_HOST: "127.0.0.1",
+    JUDGE_PORT: "0",
+    JUDGE_MAX_QUESTIONS: String(options.maxQuestions ?? 64),
+    JUDGE_ADMIN_TOKEN: options.adminToken === null ? undefined : (options.adminToken ?? TEST_ADMIN_TOKEN),
   });
 }
 
@@ -103,9 +105,10 @@ async function createTestPlan(services: Services, plan: Partial<PlanInput> = {})
 }
 
 /**
- * The real app on a free port, wired by buildServices from a parsed configuration exactly as
- * main.ts does: a real database (SQLite unless `store` or `database` says PostgreSQL), and by
- * default the real engine on the tiny fixture model.
+ * The real service on a free port, started through main.ts's `start` exactly as `npm start`
+ * does (the production HTTP server, its timeouts and shutdown included), on services built by
+ * buildServices from a parsed configuration: a real database (SQLite unless `store` or
+ * `database` says PostgreSQL), and by default the real engine on the tiny fixture model.
  */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const database = options.database ?? newTestDatabase(options.store ?? "sqlite");
@@ -114,23 +117,18 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const { accountId, key } = await addTestAccount(services, options);
   const engine = options.engine ?? (await readyTinyEngine());
   const logLines: string[] = [];
-  const app = buildApp({
+  const running = await start(config, {
     services,
     engine,
-    requestTimeoutMs: config.requestTimeoutMs,
-    adminToken: options.adminToken === null ? undefined : (options.adminToken ?? TEST_ADMIN_TOKEN),
+    // An injected engine is the test's to close.
+    ownsEngine: !options.engine,
     log: createLogger("debug", (line) => logLines.push(line)),
-    maxQuestions: options.maxQuestions ?? 64,
-    temperatures: () => NEUTRAL_TEMPERATURES,
-    debias: config.debias,
+    // Tests of expiry sweep when they choose; a background sweep would race them.
+    sweeper: false,
     releaseDate: "2026-01-01",
   });
-  const server: ServerType = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 });
-  await new Promise<void>((resolve) => server.once("listening", () => resolve()));
-  const address = server.address();
-  const port = typeof address === "object" && address ? address.port : 0;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${running.port}`,
     key,
     accountId,
     services,
@@ -139,9 +137,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     engine,
     logLines,
     async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      if (!options.engine) await engine.close();
-      await services.close();
+      await running.close();
       if (!options.database) await database.drop();
     },
   };
