@@ -5,7 +5,6 @@ import {
   buildLabelTrie,
   readLabelLogProbs,
   trieDepth,
-  type LabelTrieNode,
   type Token,
 } from "../label-trie.js";
 import { loadModel, messageOf, modelIdFrom, type LlamaGpu, type LoadedModel } from "./runtime.js";
@@ -23,8 +22,8 @@ import {
   type EngineResult,
   type EngineStatus,
   type JudgmentEngine,
-  type PreparedJudgment,
 } from "../types.js";
+import { PreparedTokens, type PreparedQuestion } from "../prepared-tokens.js";
 
 export type { LlamaGpu };
 
@@ -50,22 +49,6 @@ export interface LlamaEngine extends JudgmentEngine {
   /** Tokens the model has evaluated since loading, re-reads included: what prefix caching saves shows here. */
   evaluatedTokens(): number;
   stats(): EngineStats;
-}
-
-interface PreparedQuestion {
-  tokens: Token[];
-  trie: LabelTrieNode;
-  labelCount: number;
-}
-
-class PreparedLlamaJudgment implements PreparedJudgment {
-  readonly inputTokensExact = true;
-  constructor(
-    readonly prefixTokens: Token[],
-    readonly questions: PreparedQuestion[],
-    readonly inputTokens: number,
-    readonly questionTokens: readonly number[],
-  ) {}
 }
 
 /**
@@ -117,7 +100,7 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
     prefixStats.prefixTokensEvaluated += evaluated;
   };
 
-  const evaluateOnSlot = async (target: LoadedModel, prepared: PreparedLlamaJudgment, signal?: AbortSignal) => {
+  const evaluateOnSlot = async (target: LoadedModel, prepared: PreparedTokens, signal?: AbortSignal) => {
     const lease = await router.acquire(prepared.prefixTokens);
     try {
       const run = () => evaluateJudgment(target.sequences[lease.slot], prepared, signal, countPrefix);
@@ -144,7 +127,7 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
     },
     async evaluate(prepared, signal) {
       const target = requireLoaded();
-      if (!(prepared instanceof PreparedLlamaJudgment)) throw new TypeError("not prepared by this engine");
+      if (!(prepared instanceof PreparedTokens)) throw new TypeError("not prepared by this engine");
       const evaluation = evaluateOnSlot(target, prepared, signal);
       inFlight.add(evaluation);
       return evaluation.finally(() => inFlight.delete(evaluation));
@@ -161,7 +144,7 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
   };
 }
 
-function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: LlamaEngineOptions): PreparedLlamaJudgment {
+function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: LlamaEngineOptions): PreparedTokens {
   const tokenize = (text: LlamaText) => text.tokenize(loaded.model.tokenizer) as Token[];
   const prefixTokens = tokenize(loaded.template.prefix(prompt.system, prompt.state));
   // Per sequence: node-llama-cpp gives each slot this many cells of its own.
@@ -189,12 +172,12 @@ function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: L
       `the request needs ${inputTokens} input tokens, over the limit of ${options.maxRequestTokens} per request`,
     );
   }
-  return new PreparedLlamaJudgment(prefixTokens, questions, inputTokens, questionTokens);
+  return new PreparedTokens(prefixTokens, questions, inputTokens, questionTokens);
 }
 
 async function evaluateJudgment(
   sequence: LoadedModel["sequences"][number],
-  prepared: PreparedLlamaJudgment,
+  prepared: PreparedTokens,
   signal: AbortSignal | undefined,
   onPrefix: (reused: number, evaluated: number) => void,
 ): Promise<EngineResult> {

@@ -1,8 +1,9 @@
 import { SpecialToken, SpecialTokensText, type LlamaText } from "node-llama-cpp";
 import type { JudgmentPrompt } from "../../judgment/prompt.js";
 import type { ChatPromptTemplate } from "../chat-prompt.js";
-import { branchTokenCount, buildLabelTrie, trieDepth, type LabelTrieNode, type Token } from "../label-trie.js";
-import { BudgetError, throwIfAborted, type PreparedJudgment } from "../types.js";
+import { branchTokenCount, buildLabelTrie, trieDepth, type Token } from "../label-trie.js";
+import { BudgetError, throwIfAborted } from "../types.js";
+import { PreparedTokens, type PreparedQuestion } from "../prepared-tokens.js";
 
 /** A server's tokenizer: never adds BOS/EOS; `special` parses control-token text as control tokens. */
 export interface RemoteTokenizer {
@@ -21,21 +22,8 @@ export interface RemotePreparerOptions {
   maxRequestTokens: number;
 }
 
-export interface RemoteQuestion {
-  tokens: Token[];
-  trie: LabelTrieNode;
-  labelCount: number;
-}
-
-export class RemotePrepared implements PreparedJudgment {
-  readonly inputTokensExact = true;
-  constructor(
-    readonly prefixTokens: Token[],
-    readonly questions: RemoteQuestion[],
-    readonly inputTokens: number,
-    readonly questionTokens: readonly number[],
-  ) {}
-}
+/** The remote engines' preparation is the shared one (engine/prepared-tokens.ts), under the names they use. */
+export { PreparedTokens as RemotePrepared, type PreparedQuestion as RemoteQuestion } from "../prepared-tokens.js";
 
 const LABEL_CACHE_SIZE = 10_000;
 
@@ -91,7 +79,7 @@ export function createRemotePreparer(options: RemotePreparerOptions) {
   const labelTokens = (label: string, signal?: AbortSignal) =>
     cached(labels, label, () => options.tokenizer.tokenize(label, false, signal));
 
-  return async function prepare(prompt: JudgmentPrompt, signal?: AbortSignal): Promise<RemotePrepared> {
+  return async function prepare(prompt: JudgmentPrompt, signal?: AbortSignal): Promise<PreparedTokens> {
     throwIfAborted(signal);
     const [prefixTokens, questionParts] = await Promise.all([
       tokenizeText(options.template.prefix(prompt.system, prompt.state), signal),
@@ -110,7 +98,7 @@ export function createRemotePreparer(options: RemotePreparerOptions) {
   };
 }
 
-function checkBudgets(prefixTokens: Token[], questions: RemoteQuestion[], options: RemotePreparerOptions): RemotePrepared {
+function checkBudgets(prefixTokens: Token[], questions: PreparedQuestion[], options: RemotePreparerOptions): PreparedTokens {
   let inputTokens = prefixTokens.length;
   const questionTokens: number[] = [];
   questions.forEach((question, index) => {
@@ -127,5 +115,5 @@ function checkBudgets(prefixTokens: Token[], questions: RemoteQuestion[], option
   if (inputTokens > options.maxRequestTokens) {
     throw new BudgetError(`the request needs ${inputTokens} input tokens, over the limit of ${options.maxRequestTokens} per request`);
   }
-  return new RemotePrepared(prefixTokens, questions, inputTokens, questionTokens);
+  return new PreparedTokens(prefixTokens, questions, inputTokens, questionTokens);
 }
