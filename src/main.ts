@@ -2,7 +2,6 @@ import { serve, type ServerType } from "@hono/node-server";
 import { fileURLToPath } from "node:url";
 import { buildApp } from "./app.js";
 import { loadConfig, type Config } from "./config.js";
-import { createEngine } from "./engine/factory.js";
 import { buildMetricsApp } from "./routes/metrics/route.js";
 import { temperaturesFor } from "./judgment/calibration.js";
 import { loadCalibrationFile } from "./services/calibration-file.js";
@@ -56,7 +55,9 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   const services = options.services ?? (await buildServices(config, { backgroundCheckpoints: true }));
   let engine: JudgmentEngine | undefined;
   try {
-    engine = options.engine ?? (await startupStep("cannot set up the engine", () => createEngine(config, { showDownloadProgress: process.stdout.isTTY })));
+    // Loaded only when needed: the engines' modules load node-llama-cpp, which takes seconds.
+    const createEngine = async () => (await import("./engine/factory.js")).createEngine(config, { showDownloadProgress: process.stdout.isTTY });
+    engine = options.engine ?? (await startupStep("cannot set up the engine", createEngine));
     const calibration = config.calibrationPath
       ? await startupStep(`cannot use the calibration profile JUDGE_CALIBRATION=${config.calibrationPath}`, () => loadCalibrationFile(config.calibrationPath!))
       : undefined;

@@ -5,14 +5,12 @@
  * `node --import tsx server-process.ts '<json options>'`; prints one JSON line
  * { url, key, accountId } once it listens. Driven by worker-pool.ts.
  *
- * It wires the app like startTestServer does, without importing it: that would load
- * node-llama-cpp, which takes seconds and is not needed here.
+ * It starts through main.ts's start() like startTestServer, without importing that (which
+ * loads node-llama-cpp for the tiny model: seconds this process does not need).
  */
-import { serve } from "@hono/node-server";
-import { buildApp } from "../app.js";
 import { parseConfig } from "../config.js";
-import { NEUTRAL_TEMPERATURES } from "../judgment/answers.js";
 import { createLogger } from "../logger.js";
+import { start } from "../main.js";
 import { buildServices } from "../services/build.js";
 import type { PlanInput } from "../store/types.js";
 import { hangingEngine } from "./hanging-engine.js";
@@ -33,25 +31,24 @@ const config = parseConfig({
   JUDGE_DB_SCHEMA: options.schema,
   JUDGE_REQUEST_TIMEOUT_MS: "60000",
   JUDGE_RESERVATION_GRACE_MS: String(options.reservationGraceMs ?? 60_000),
+  JUDGE_HOST: "127.0.0.1",
+  JUDGE_PORT: "0",
 });
 const services = await buildServices(config);
 const plan = await services.plans.create(options.plan);
 const { account } = await services.accounts.create({ name: "killed server's account", plan: plan.id });
 if (options.balanceMicro) await services.accounts.topUp(account.id, options.balanceMicro, "test balance");
 const { key } = await services.keys.create({ accountId: account.id });
-const app = buildApp({
-  services,
-  engine: hangingEngine({ inputTokens: options.inputTokens }),
-  requestTimeoutMs: config.requestTimeoutMs,
-  log: createLogger("silent"),
-  maxQuestions: 64,
-  temperatures: () => NEUTRAL_TEMPERATURES,
-  releaseDate: "2026-01-01",
-});
-const server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, (info) => {
-  process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${info.port}`, key, accountId: account.id }) + "\n");
-});
-server.on("error", (error) => {
+try {
+  const running = await start(config, {
+    services,
+    engine: hangingEngine({ inputTokens: options.inputTokens }),
+    log: createLogger("silent"),
+    sweeper: false,
+    releaseDate: "2026-01-01",
+  });
+  process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${running.port}`, key, accountId: account.id }) + "\n");
+} catch (error) {
   process.stderr.write(String(error));
   process.exit(1);
-});
+}
