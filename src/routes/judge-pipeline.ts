@@ -52,6 +52,7 @@ export async function answerQuestions(c: Context<AppEnv>, deps: PipelineDeps, re
       questions: questions.length,
       inputTokens: judgment.inputTokens,
       requestId,
+      idempotencyKey: claim ? claim.key : undefined,
     });
     let text: string;
     let actualInputTokens: number | undefined;

@@ -6,7 +6,7 @@ import { ApiError } from "../errors.js";
 import type { AppEnv } from "../http/context.js";
 import { deadline } from "../http/deadline.js";
 import type { BillingService, IdempotencyInput, Payer } from "../services/billing.js";
-import { InsufficientFundsError } from "../services/errors.js";
+import { IdempotencyKeyLostError, InsufficientFundsError } from "../services/errors.js";
 import type { LimitsService } from "../services/limits.js";
 import type { BilledTo, Reservation, Standing, StoredResponse } from "../store/types.js";
 
@@ -67,12 +67,14 @@ export async function claimIdempotencyKey(billing: BillingService, claim: Idempo
 export async function reserveOrRefuse(
   billing: BillingService,
   payer: Payer,
-  input: { questions: number; inputTokens: number; requestId: string },
+  input: { questions: number; inputTokens: number; requestId: string; idempotencyKey?: string },
 ): Promise<Reservation> {
   try {
     return await billing.reserve(payer, input);
   } catch (error) {
     if (error instanceof InsufficientFundsError) throw new ApiError("insufficient_funds", error.message, standingHeaders(error.standing));
+    // A 502 like any request that outlived its time: the SDK's retry then gets the retry's answer.
+    if (error instanceof IdempotencyKeyLostError) throw new ApiError("model_timeout", error.message);
     throw error;
   }
 }
