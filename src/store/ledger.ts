@@ -150,8 +150,12 @@ async function activity(db: Queries, range: { start: number; end: number }): Pro
       sql<number | null>`SUM(CASE WHEN ${judgment} THEN 1 ELSE 0 END)`.as("requests"),
       sql<number | null>`SUM(CASE WHEN ${judgment} THEN questions ELSE 0 END)`.as("questions"),
       sql<number | null>`SUM(CASE WHEN ${judgment} THEN input_tokens ELSE 0 END)`.as("input_tokens"),
-      sql<number | null>`SUM(CASE WHEN kind = 'charge' THEN -amount_micro ELSE 0 END)`.as("charged_micro"),
-      sql<number | null>`SUM(CASE WHEN kind = 'top_up' THEN amount_micro ELSE 0 END)`.as("topped_up_micro"),
+      // Each balance is at most 2^53 − 1 µ€, a sum across accounts is not: whole euros and the
+      // µ€ below them are summed apart (each exact as a number for billions of entries), then joined.
+      sql<number | null>`SUM(CASE WHEN kind = 'charge' THEN (-amount_micro) / 1000000 ELSE 0 END)`.as("charged_euros"),
+      sql<number | null>`SUM(CASE WHEN kind = 'charge' THEN (-amount_micro) % 1000000 ELSE 0 END)`.as("charged_rest"),
+      sql<number | null>`SUM(CASE WHEN kind = 'top_up' THEN amount_micro / 1000000 ELSE 0 END)`.as("topped_up_euros"),
+      sql<number | null>`SUM(CASE WHEN kind = 'top_up' THEN amount_micro % 1000000 ELSE 0 END)`.as("topped_up_rest"),
     ])
     .where("at", ">=", range.start)
     .where("at", "<", range.end)
@@ -161,8 +165,8 @@ async function activity(db: Queries, range: { start: number; end: number }): Pro
     requests: row.requests ?? 0,
     questions: row.questions ?? 0,
     inputTokens: row.input_tokens ?? 0,
-    chargedMicro: row.charged_micro ?? 0,
-    toppedUpMicro: row.topped_up_micro ?? 0,
+    chargedMicro: joinMicro(row.charged_euros, row.charged_rest),
+    toppedUpMicro: joinMicro(row.topped_up_euros, row.topped_up_rest),
   };
 }
 
@@ -226,3 +230,6 @@ async function periodsInLedger(db: Queries) {
     ORDER BY p.account_id, p.period_start`.execute(db);
   return result.rows;
 }
+
+/** Whole euros and the µ€ below them, summed apart, as one exact sum. */
+const joinMicro = (euros: number | null, rest: number | null): bigint => BigInt(euros ?? 0) * 1_000_000n + BigInt(rest ?? 0);

@@ -252,9 +252,9 @@ export interface LedgerActivity {
   requests: number;
   questions: number;
   inputTokens: number;
-  /** Micro-euros charged to balances (positive). */
-  chargedMicro: number;
-  toppedUpMicro: number;
+  /** Micro-euros charged to balances (positive): exact, as a sum across accounts may pass 2^53. */
+  chargedMicro: bigint;
+  toppedUpMicro: bigint;
 }
 
 /** One UTC day of an account's judgments; `day` is the day's midnight. */

@@ -45,7 +45,7 @@ export function createSystemOneEngine(options: RemoteEngineOptions): JudgmentEng
   let askLogits = true;
   let wake: (() => void) | undefined;
   // Whether the upstream takes our key: unknown until asked once; refused (why) once it said 401/403.
-  let key: { state: "unknown" | "accepted" } | { state: "refused"; detail: string } = { state: "unknown" };
+  let key: KeyState = { state: "unknown" };
 
   /** Our key must never reach a message, whatever the upstream echoes. */
   const scrub = (text: string) => (server.key ? text.split(server.key).join("[key]") : text);
@@ -64,8 +64,8 @@ export function createSystemOneEngine(options: RemoteEngineOptions): JudgmentEng
       const reply = await transport.call("GET", "/health", undefined, { timeoutMs: probeTimeoutMs });
       if (reply.status !== 200) return unhealthy(where, reply, scrub);
       await nameModel();
-      if (key.state !== "accepted") await probeKey();
-      return key.state === "refused" ? { state: "failed", detail: key.detail } : { state: "ready" };
+      const known = key.state === "accepted" ? key : await probeKey();
+      return known.state === "refused" ? { state: "failed", detail: known.detail } : { state: "ready" };
     } catch (error) {
       return { state: "failed", detail: scrub(error instanceof Error ? error.message : String(error)) };
     }
@@ -76,9 +76,10 @@ export function createSystemOneEngine(options: RemoteEngineOptions): JudgmentEng
    * a body every server refuses as invalid (never billed): 401/403 is a refused key, anything
    * else is not. Asked until the key is accepted once, and again after any request saw it refused.
    */
-  const probeKey = async () => {
+  const probeKey = async (): Promise<KeyState> => {
     const reply = await transport.call("POST", "/v1/systemone", KEY_PROBE_BODY, { timeoutMs: probeTimeoutMs });
     key = isKeyRefusal(reply.status) ? { state: "refused", detail: keyRefusal(where, reply, scrub) } : { state: "accepted" };
+    return key;
   };
 
   // Ready once the upstream first says it is healthy and the model has a name; until then the
@@ -86,7 +87,7 @@ export function createSystemOneEngine(options: RemoteEngineOptions): JudgmentEng
   const ready = (async () => {
     for (let delay = FIRST_RETRY_MS; !closed; delay = Math.min(delay * 2, MAX_RETRY_MS)) {
       // A refused key is known for sure: waiting longer would not change it, /health says it.
-      if ((await status()).state === "ready" || key.state === "refused") return;
+      if ((await status()).state === "ready" || (key as KeyState).state === "refused") return;
       await new Promise<void>((resolve) => {
         wake = resolve;
         setTimeout(resolve, delay).unref();
@@ -188,6 +189,8 @@ export function refusal(where: string, reply: UpstreamReply, scrub: (text: strin
 
 /** What an API client hears of the gateway's own misconfiguration: that it is not the client's fault, and no more. */
 const UPSTREAM_UNAVAILABLE = "the model's server is unavailable; nothing was charged";
+
+type KeyState = { state: "unknown" | "accepted" } | { state: "refused"; detail: string };
 
 /** The key probe's body: no questions, so every System One server refuses it as invalid, after checking the key. */
 export const KEY_PROBE_BODY = "{}";
