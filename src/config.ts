@@ -91,7 +91,12 @@ const ConfigSchema = z.object({
   /** Optional JSON calibration profile (temperatures per question type). */
   JUDGE_CALIBRATION: z.string().min(1).optional(),
   JUDGE_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
-  /** On SIGTERM/SIGINT: how long requests in flight may take to finish; past it they are aborted, their holds released. */ JUDGE_SHUTDOWN_GRACE_MS: integer(8_000, 0, 600_000),
+  /**
+   * On SIGTERM/SIGINT: how long requests in flight may take to finish; past it they are aborted,
+   * their holds released, and the rest of the shutdown takes at most 3 s more (6 + 3 < the 10 s
+   * orchestrators allow before they kill).
+   */
+  JUDGE_SHUTDOWN_GRACE_MS: integer(6_000, 0, 600_000),
   /** Longest the request line and headers may take to arrive before a 408. */ JUDGE_HEADERS_TIMEOUT_MS: integer(10_000, 1_000, 600_000),
   /** Longest a whole request (headers and body) may take to arrive before a 408. */ JUDGE_BODY_TIMEOUT_MS: integer(30_000, 1_000, 3_600_000),
   /** Serves GET /metrics without a token on 127.0.0.1:<port> (on the main port it needs the admin token). */

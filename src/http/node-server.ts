@@ -32,8 +32,11 @@ export interface HttpServer {
 
 type Fetch = (request: Request, env: { incoming: IncomingMessage; outgoing: ServerResponse }) => Response | Promise<Response>;
 
-/** How long cut requests get to release what they hold (a database round trip or two). */
-const SETTLE_AFTER_ABORT_MS = 5_000;
+/**
+ * How long cut requests get to release what they hold (a database round trip or two); a hold
+ * not released by then expires and the sweeper of some instance releases it.
+ */
+export const SETTLE_AFTER_ABORT_MS = 1_500;
 
 export async function startHttpServer(fetch: Fetch, options: HttpServerOptions): Promise<HttpServer> {
   const handlers = new Counter();
