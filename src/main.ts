@@ -46,7 +46,7 @@ export async function start(config: Config, options: { engine?: JudgmentEngine }
       : undefined;
     return await serveWith(config, log, services, engine, calibration);
   } catch (error) {
-    await closeQuietly(engine, services);
+    await closeQuietly(engine, services, Date.now() + TEARDOWN_MS);
     throw error;
   }
 }
