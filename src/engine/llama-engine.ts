@@ -8,6 +8,7 @@ import {
   type LabelTrieNode,
   type Token,
 } from "./label-trie.js";
+import { longestTokenBytes, refuseCertainlyOverBudget } from "./budget-bound.js";
 import { loadModel, messageOf, modelIdFrom, type LlamaGpu, type LoadedModel } from "./llama-runtime.js";
 import { createSequenceBrancher } from "./sequence-brancher.js";
 import { createSerialQueue } from "./serial-queue.js";
@@ -90,6 +91,8 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
   const inFlight = new Set<Promise<unknown>>();
   let status: EngineStatus = { state: "loading", detail: "starting" };
   let loaded: LoadedModel | undefined;
+  // Read from the vocabulary once per model, at its first request.
+  const longestTokens = new WeakMap<LoadedModel, number | undefined>();
   let backend = gpu === "off" ? "cpu" : gpu;
   const modelId = options.modelId ?? modelIdFrom(options.model);
 
@@ -140,7 +143,10 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
       loaded?.sequences.reduce((sum, { tokenMeter }) => sum + tokenMeter.usedInputTokens + tokenMeter.usedOutputTokens, 0) ?? 0,
     async prepare(prompt, signal) {
       throwIfAborted(signal);
-      return prepareJudgment(requireLoaded(), prompt, options);
+      const target = requireLoaded();
+      if (!longestTokens.has(target)) longestTokens.set(target, longestTokenBytes(target.model));
+      refuseCertainlyOverBudget(prompt, longestTokens.get(target), options.maxRequestTokens);
+      return prepareJudgment(target, prompt, options);
     },
     async evaluate(prepared, signal) {
       const target = requireLoaded();
@@ -182,6 +188,13 @@ function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: L
     // before a label token, evaluated again so no batch holds one token) are its own cost.
     questionTokens.push(tokens.length + branchTokenCount(trie));
     inputTokens += questionTokens[index];
+    // Over already: the questions left would only add tokens, so they are not tokenised.
+    const left = prompt.questions.length - index - 1;
+    if (left > 0 && inputTokens > options.maxRequestTokens) {
+      throw new BudgetError(
+        `the request needs more than ${inputTokens} input tokens (${inputTokens} counted before its last ${left} ${left === 1 ? "question" : "questions"}), over the limit of ${options.maxRequestTokens} per request`,
+      );
+    }
     return { tokens, trie, labelCount: question.labels.length };
   });
   if (inputTokens > options.maxRequestTokens) {
