@@ -1,4 +1,5 @@
 import { chargeFor, formatEuros } from "../billing/money.js";
+import { plural } from "../judgment/plural.js";
 import { periodContaining } from "../billing/periods.js";
 import type { AccountTerms, BilledTo, IdempotencyClaim, Reservation, SettledCharge, Standing, Store } from "../store/types.js";
 import { IdempotencyKeyLostError, InsufficientFundsError, UnknownAccountError } from "./errors.js";
@@ -96,7 +97,7 @@ export function explainRefusal(questions: number, chargeMicro: number, standing:
   const left = Math.max(0, standing.allowance - standing.planUsed);
   const held = standing.heldMicro > 0 ? `, of which €${formatEuros(standing.heldMicro)} is held by requests in flight` : "";
   return (
-    `this request needs ${questions} questions of plan allowance (${left} left this period) ` +
+    `this request needs ${plural(questions, "question")} of plan allowance (${left} left this period) ` +
     `or €${formatEuros(chargeMicro)} of prepaid balance (€${formatEuros(standing.balanceMicro)}${held}); nothing was charged`
   );
 }
