@@ -31,7 +31,9 @@ function buildProgram(): Command {
     .option("--db <path or url>", "SQLite database file or postgres:// URL (overrides JUDGE_DB)")
     .option("--json", "print machine-readable JSON instead of tables")
     .option("--create", "create the database if it does not exist (otherwise only `serve` creates one)")
-    .showHelpAfterError("(run with --help for usage)");
+    // Commander's own refusals (an unknown option, a missing argument) as one line like every
+    // other error here; subcommands inherit this output.
+    .configureOutput({ outputError: (text, write) => write(`judge: ${text.replace(/^error: /, "").trim().split(/\s*\n\s*/).join(" ")} (run with --help for usage)\n`) });
 
   registerPlansCommands(program);
   registerAccountsCommands(program);
