@@ -80,6 +80,8 @@ async function serveWith(
       headersTimeoutMs: config.headersTimeoutMs,
       bodyTimeoutMs: config.bodyTimeoutMs,
       log,
+      // No route matched (none could), and no method is known for sure: counted apart, never lost.
+      onRefused: (status) => services.metrics.httpRequest({ method: "unknown", route: "refused_by_http_server", status, seconds: 0 }),
     }),
   );
   const { server, port } = http;

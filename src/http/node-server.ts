@@ -17,6 +17,8 @@ export interface HttpServerOptions {
   /** Longest the whole request, headers and body, may take to arrive (408 past it). */
   bodyTimeoutMs: number;
   log: Logger;
+  /** Told of each request the server refuses before any route (its 408, 431 or 400), for the metrics. */
+  onRefused?: (status: number) => void;
 }
 
 export interface HttpServer {
@@ -134,6 +136,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket, options
   const body = JSON.stringify(new ApiError(refusal.code, refusal.message).body());
   const status = ERROR_STATUS[refusal.code];
   options.log.info("request refused by the HTTP server", { request_id: id, status, code: refusal.code, reason: error.code });
+  options.onRefused?.(status);
   const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}`,
     "content-type: application/json",
