@@ -204,7 +204,19 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   };
 }
 
-/** The one read of the process environment. */
-export function loadConfig(): Config {
-  return parseConfig(process.env);
+/**
+ * The one read of the process environment. `overrides` (JUDGE_* names, e.g. from `judge serve`'s
+ * flags: config-settings.ts) take precedence over it.
+ */
+export function loadConfig(overrides: Record<string, string> = {}): Config {
+  return parseConfig({ ...process.env, ...overrides });
+}
+
+/** Every setting's name, in the schema's order. */
+export const SETTING_NAMES = Object.keys(ConfigSchema.shape) as (keyof RawConfig)[];
+
+/** Each setting's default as text ("" where there is none: unset means off or asked elsewhere). */
+export function settingDefaults(): Record<keyof RawConfig, string> {
+  const defaults = ConfigSchema.parse({}) as Record<string, unknown>;
+  return Object.fromEntries(SETTING_NAMES.map((name) => [name, defaults[name] === undefined ? "" : String(defaults[name])])) as Record<keyof RawConfig, string>;
 }

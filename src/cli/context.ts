@@ -29,10 +29,10 @@ export function oneLine(message: string): string {
 }
 
 /** The environment's configuration with command-line overrides applied. */
-export function resolveConfig(command: Command): Config {
+export function resolveConfig(command: Command, overrides: Record<string, string> = {}): Config {
   let config: Config;
   try {
-    config = loadConfig();
+    config = loadConfig(overrides);
   } catch (error) {
     throw new CliError(error instanceof Error ? error.message : String(error));
   }

@@ -13,6 +13,7 @@ import { DatabaseMissingError, isStoreError } from "../store/store.js";
 import { registerAccountsCommands } from "./accounts.js";
 import { registerBalanceCommands } from "./balance.js";
 import { registerBenchCommand } from "./bench.js";
+import { FLAG_SETTINGS, flagOf, overridesFromFlags, SETTING_HELP, settingsHelp } from "../config-settings.js";
 import { CliError, emit, oneLine, resolveConfig } from "./context.js";
 import { registerEvaluationCommands } from "./evaluation.js";
 import { registerKeysCommands } from "./keys.js";
@@ -48,14 +49,16 @@ function buildProgram(): Command {
 }
 
 function registerServeCommand(program: Command): void {
-  program
+  const serve = program
     .command("serve")
-    .description("Run the HTTP service (configured by JUDGE_* environment variables)")
-    .action(async (_options: unknown, command: Command) => {
-      const config = resolveConfig(command);
-      const { serveUntilSignalled } = await import("../main.js");
-      await serveUntilSignalled(config);
-    });
+    .description("Run the HTTP service (configured by JUDGE_* environment variables or the flags below)")
+    .addHelpText("after", settingsHelp());
+  for (const name of FLAG_SETTINGS) serve.option(`${flagOf(name)} <value>`, `${SETTING_HELP[name]} (${name})`);
+  serve.action(async (options: Record<string, unknown>, command: Command) => {
+    const config = resolveConfig(command, overridesFromFlags(options));
+    const { serveUntilSignalled } = await import("../main.js");
+    await serveUntilSignalled(config);
+  });
 }
 
 function registerFixtureCommand(program: Command): void {
