@@ -59,7 +59,47 @@ export function createLedgerRepository(database: Database, now: () => number): L
       return { entry: toEntry(entry as EntryRow), balanceMicro: balance_micro };
     });
 
+  /**
+   * A correction as its own ledger entry (kind "adjustment"), so history is never rewritten: one
+   * conditional UPDATE, so a negative one never takes the balance below what requests in flight
+   * hold (nor below zero), however many run at once, and a positive one never past the maximum.
+   */
+  const adjust = (accountId: string, amountMicro: number, note: string) =>
+    database.transaction(async (trx) => {
+      const changed = await trx
+        .updateTable("accounts")
+        .set({ balance_micro: sql`balance_micro + ${amountMicro}` })
+        .where("id", "=", accountId)
+        .where(sql<boolean>`balance_micro + ${amountMicro} >= reserved_micro`)
+        .where("balance_micro", "<=", MAX_BALANCE_MICRO - Math.max(0, amountMicro))
+        .returning(["balance_micro", "reserved_micro"])
+        .executeTakeFirst();
+      if (!changed) {
+        const account = await trx.selectFrom("accounts").select(["balance_micro", "reserved_micro"]).where("id", "=", accountId).executeTakeFirst();
+        if (!account) throw new StoreError("account_not_found", `No account with id ${accountId}`);
+        if (amountMicro > 0) throw new StoreError("invalid_input", "the balance would exceed the largest amount the service keeps");
+        throw new StoreError(
+          "invalid_input",
+          `an adjustment of ${-amountMicro} µ€ would take the balance below zero: it is ${account.balance_micro} µ€` +
+            (account.reserved_micro > 0 ? `, of which ${account.reserved_micro} µ€ is held by requests in flight` : ""),
+        );
+      }
+      const entry = await trx
+        .insertInto("ledger")
+        .values({ account_id: accountId, at: now(), kind: "adjustment", amount_micro: amountMicro, note })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return { entry: toEntry(entry as EntryRow), balanceMicro: changed.balance_micro };
+    });
+
   return {
+    async adjust(accountId, amountMicro, note) {
+      if (!Number.isSafeInteger(amountMicro) || amountMicro === 0) {
+        throw new StoreError("invalid_input", "an adjustment must be a non-zero whole number of micro-euros");
+      }
+      if (note.trim() === "" || note.length > 500) throw new StoreError("invalid_input", "an adjustment needs a note (why), at most 500 characters");
+      return adjust(accountId, amountMicro, note);
+    },
     async topUp(accountId, amountMicro, note) {
       if (!Number.isSafeInteger(amountMicro) || amountMicro <= 0) {
         throw new StoreError("invalid_input", "a top-up must be a positive whole number of micro-euros");

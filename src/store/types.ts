@@ -268,6 +268,8 @@ export interface DailyUsage {
 
 export interface LedgerRepository {
   topUp(accountId: string, amountMicro: number, note?: string): Promise<{ entry: LedgerEntry; balanceMicro: number }>;
+  /** A correction, positive or negative, as its own "adjustment" entry; never below zero (nor below what is held). */
+  adjust(accountId: string, amountMicro: number, note: string): Promise<{ entry: LedgerEntry; balanceMicro: number }>;
   /** Newest first; `before` (an entry id) pages further back. */
   entries(accountId: string, options?: { limit?: number; before?: number }): Promise<LedgerEntry[]>;
   /** A page of `entries`, with the `before` of the next page, or null when this page is the last. */
