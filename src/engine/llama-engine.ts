@@ -167,6 +167,19 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
   };
 }
 
+/**
+ * Labels come from a small fixed set (A…Z, two-letter codes up to 255 options, noul's and
+ * score's), the same in every question: tokenised once per model, not 255 times per question.
+ */
+const labelCache = new WeakMap<LoadedModel, Map<string, Token[]>>();
+function labelTokens(loaded: LoadedModel, label: string): Token[] {
+  let cache = labelCache.get(loaded);
+  if (!cache) labelCache.set(loaded, (cache = new Map()));
+  let tokens = cache.get(label);
+  if (!tokens) cache.set(label, (tokens = loaded.model.tokenize(label) as Token[]));
+  return tokens;
+}
+
 function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: LlamaEngineOptions): PreparedLlamaJudgment {
   const tokenize = (text: LlamaText) => text.tokenize(loaded.model.tokenizer) as Token[];
   const prefixTokens = tokenize(loaded.template.prefix(prompt.system, prompt.state));
@@ -176,7 +189,7 @@ function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: L
   const questionTokens: number[] = [];
   const questions = prompt.questions.map((question, index) => {
     const tokens = tokenize(loaded.template.suffix(question.text));
-    const trie = buildLabelTrie(question.labels.map((label) => loaded.model.tokenize(label) as Token[]));
+    const trie = buildLabelTrie(question.labels.map((label) => labelTokens(loaded, label)));
     const needed = prefixTokens.length + tokens.length + trieDepth(trie);
     if (needed > budget) {
       throw new BudgetError(
