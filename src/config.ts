@@ -91,7 +91,12 @@ const ConfigSchema = z.object({
   /** Optional JSON calibration profile (temperatures per question type). */
   JUDGE_CALIBRATION: z.string().min(1).optional(),
   JUDGE_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
-  /** On SIGTERM/SIGINT: how long requests in flight may take to finish; past it they are aborted, their holds released. */ JUDGE_SHUTDOWN_GRACE_MS: integer(8_000, 0, 600_000),
+  /**
+   * On SIGTERM/SIGINT: how long requests in flight may take to finish; past it they are aborted,
+   * their holds released, and the rest of the shutdown takes at most 3 s more (6 + 3 < the 10 s
+   * orchestrators allow before they kill).
+   */
+  JUDGE_SHUTDOWN_GRACE_MS: integer(6_000, 0, 600_000),
   /** Longest the request line and headers may take to arrive before a 408. */ JUDGE_HEADERS_TIMEOUT_MS: integer(10_000, 1_000, 600_000),
   /** Longest a whole request (headers and body) may take to arrive before a 408. */ JUDGE_BODY_TIMEOUT_MS: integer(30_000, 1_000, 3_600_000),
   /** Serves GET /metrics without a token on 127.0.0.1:<port> (on the main port it needs the admin token). */
@@ -199,7 +204,19 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   };
 }
 
-/** The one read of the process environment. */
-export function loadConfig(): Config {
-  return parseConfig(process.env);
+/**
+ * The one read of the process environment. `overrides` (JUDGE_* names, e.g. from `judge serve`'s
+ * flags: config-settings.ts) take precedence over it.
+ */
+export function loadConfig(overrides: Record<string, string> = {}): Config {
+  return parseConfig({ ...process.env, ...overrides });
+}
+
+/** Every setting's name, in the schema's order. */
+export const SETTING_NAMES = Object.keys(ConfigSchema.shape) as (keyof RawConfig)[];
+
+/** Each setting's default as text ("" where there is none: unset means off or asked elsewhere). */
+export function settingDefaults(): Record<keyof RawConfig, string> {
+  const defaults = ConfigSchema.parse({}) as Record<string, unknown>;
+  return Object.fromEntries(SETTING_NAMES.map((name) => [name, defaults[name] === undefined ? "" : String(defaults[name])])) as Record<keyof RawConfig, string>;
 }

@@ -166,7 +166,7 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof InsufficientFundsError) return new ApiError("insufficient_funds", error.message, standingHeaders(error.standing));
   if (error instanceof BudgetError) return new ApiError("over_budget", error.message);
   if (error instanceof UpstreamLimitError) return new ApiError("over_upstream_limit", error.message);
-  if (error instanceof EngineUnavailableError) return new ApiError("model_unavailable", error.message);
+  if (error instanceof EngineUnavailableError) return new ApiError("model_unavailable", error.clientMessage ?? error.message);
   if (error instanceof EngineFailedError) return new ApiError("model_failed", error.message);
   if (error instanceof UpstreamRejectedError) return new ApiError("upstream_rejected", error.message);
   if (error instanceof UnsupportedTextError) return new ApiError("invalid_request", error.message);

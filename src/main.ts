@@ -63,7 +63,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
       : undefined;
     return await serveWith(config, log, services, engine, calibration, options);
   } catch (error) {
-    await closeQuietly(options.ownsEngine === false ? undefined : engine, services);
+    await closeQuietly(options.ownsEngine === false ? undefined : engine, services, Date.now() + TEARDOWN_MS);
     throw error;
   }
 }
@@ -98,6 +98,8 @@ async function serveWith(
       headersTimeoutMs: config.headersTimeoutMs,
       bodyTimeoutMs: config.bodyTimeoutMs,
       log,
+      // No route matched (none could), and no method is known for sure: counted apart, never lost.
+      onRefused: (status) => services.metrics.httpRequest({ method: "unknown", route: "refused_by_http_server", status, seconds: 0 }),
     }),
   );
   const { server, port } = http;
@@ -135,12 +137,15 @@ async function serveWith(
     services,
     async close(options = {}) {
       const graceMs = options.graceMs ?? config.shutdownGraceMs;
+      // Everything after the grace has a fixed budget, so the default ends within 10 s of the signal.
+      const deadline = Date.now() + graceMs + TEARDOWN_MS;
       clearInterval(sweeper);
       log.info("shutting down", { grace_ms: graceMs });
       if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       const { aborted } = await http.shutdown(graceMs);
       if (aborted > 0) log.warn("aborted requests still running at the shutdown deadline; their holds were released", { count: aborted });
-      await closeQuietly(wiring.ownsEngine === false ? undefined : engine, services);
+      const closed = await closeQuietly(wiring.ownsEngine === false ? undefined : engine, services, deadline);
+      if (!closed) log.warn("the model was still closing at the shutdown deadline; exiting without waiting (the system frees its memory)");
       log.info("stopped");
     },
   };
@@ -163,15 +168,32 @@ function explainStartupError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** The model may still be loading (it cannot be interrupted): closing it must not hold the exit up. */
-const ENGINE_CLOSE_LIMIT_MS = 5_000;
+/**
+ * After the grace: aborted requests release their holds (at most SETTLE_AFTER_ABORT_MS of
+ * http/node-server.ts), then the model and the stores close. With the default 6 s grace the
+ * process has exited 9 s after the signal at the latest, inside the 10 s orchestrators allow.
+ */
+const TEARDOWN_MS = 3_000;
+/** Kept for the stores (a pool's close, a WAL checkpoint) out of what is left for the model. */
+const STORES_CLOSE_MS = 500;
 
-async function closeQuietly(engine: JudgmentEngine | undefined, services: Services): Promise<void> {
+/**
+ * The model may still be loading or slow to free (it cannot be interrupted): closing it must not
+ * hold the exit past the deadline; the process's exit frees what it holds. False when it was cut.
+ */
+async function closeQuietly(engine: JudgmentEngine | undefined, services: Services, deadline: number): Promise<boolean> {
+  const engineClosed = await within(engine?.close().catch(() => undefined), deadline - STORES_CLOSE_MS - Date.now());
+  await within(services.close().catch(() => undefined), Math.max(STORES_CLOSE_MS, deadline - Date.now()));
+  return engineClosed;
+}
+
+/** Whether `work` finished within `ms`. */
+async function within(work: Promise<unknown> | undefined, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, ENGINE_CLOSE_LIMIT_MS).unref()));
-  await Promise.race([engine?.close().catch(() => undefined), limit]);
+  const limit = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, ms)).unref()));
+  const done = await Promise.race([Promise.resolve(work).then(() => true), limit]);
   clearTimeout(timer);
-  await services.close().catch(() => undefined);
+  return done;
 }
 
 /**

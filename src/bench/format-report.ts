@@ -50,7 +50,7 @@ function notes(report: BenchReport): string[] {
   if (reuse) {
     lines.push(
       `prefix reuse (concurrency ${reuse.concurrency}): p50 ${ms(reuse.sameStateP50Ms)} ms when the state repeats vs ${ms(reuse.newStateP50Ms)} ms ` +
-        `when it is new: ${percent(reuse.latencySaving)} less, ${reuse.requestsPerSecondGain?.toFixed(2) ?? "-"}× the requests/s`,
+        `when it is new: ${lessOrMore(reuse.latencySaving)}, ${reuse.requestsPerSecondGain?.toFixed(2) ?? "-"}× the requests/s`,
     );
   }
   if (report.interleaved) lines.push(interleavedLine(report.interleaved));
@@ -122,6 +122,12 @@ function rate(value: number): string {
 function ms(value: number | null | undefined): string {
   if (value === null || value === undefined) return "-";
   return Number(value.toFixed(1)) >= 100 ? value.toFixed(0) : value.toFixed(1);
+}
+
+/** "75% less", or "132% more" when the repeated state was the slower one (never "−132% less"). */
+export function lessOrMore(saving: number | null): string {
+  if (saving === null) return "-";
+  return saving >= 0 ? `${percent(saving)} less` : `${percent(-saving)} more`;
 }
 
 function percent(value: number | null): string {

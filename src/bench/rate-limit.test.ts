@@ -29,6 +29,14 @@ describe("the load a bench offers against the key's rate limit", () => {
     expect(checkRateLimit({ limit: 4, remaining: 3 }, run, 50)).toEqual({ limit: 4, remaining: 3, offeredPerMinute: 5, below: true });
   });
 
+  it("honours x-ratelimit-remaining: a limit high enough, but mostly used this minute by other clients, is below too", () => {
+    const run: PlannedRun = { probes: 2, phases: [{ concurrency: 1, warmup: 0 }], limit: { requests: 3 } };
+    expect(checkRateLimit({ limit: 100, remaining: 4 }, run, 50)).toMatchObject({ offeredPerMinute: 5, below: false });
+    const short = checkRateLimit({ limit: 100, remaining: 2 }, run, 50);
+    expect(short).toMatchObject({ offeredPerMinute: 5, below: true });
+    expect(describeRateLimit(short, false)).toMatch(/^this key's plan allows 100 requests per minute \(only 2 left in this minute: other clients of the account use it too\) and this run/);
+  });
+
   it("names the limit, the load and the way out, on one line", () => {
     const check = { limit: 5, remaining: 4, offeredPerMinute: 158, below: true };
     const refusal = describeRateLimit(check, false);

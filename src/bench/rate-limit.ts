@@ -40,13 +40,17 @@ export function offeredPerMinute(run: PlannedRun, latencyMs: number): number {
 
 export function checkRateLimit(rateLimit: { limit: number; remaining: number }, run: PlannedRun, latencyMs: number): RateLimitCheck {
   const offered = offeredPerMinute(run, latencyMs);
-  return { ...rateLimit, offeredPerMinute: offered, below: rateLimit.limit < offered };
+  // The first request is sent and counted; what is left of this minute (other clients of the
+  // same account use it too) must hold the rest of the run's first minute.
+  const short = rateLimit.remaining < offered - 1;
+  return { ...rateLimit, offeredPerMinute: offered, below: rateLimit.limit < offered || short };
 }
 
 /** One line: what the limit does to the figures, and the way out. */
 export function describeRateLimit(check: RateLimitCheck, allowed: boolean): string {
+  const left = check.limit < check.offeredPerMinute ? "" : ` (only ${check.remaining} left in this minute: other clients of the account use it too)`;
   const problem =
-    `this key's plan allows ${check.limit} requests per minute and this run would send at least ${check.offeredPerMinute} ` +
+    `this key's plan allows ${check.limit} requests per minute${left} and this run would send at least ${check.offeredPerMinute} ` +
     `in a minute: the figures would mostly measure the rate limit (429s and Retry-After waits)`;
   if (allowed) return `WARNING: ${problem}; going on as --allow-rate-limit asks, 429s are counted in the 429 column`;
   return (

@@ -82,7 +82,7 @@ describe("judge accounts", () => {
 
     await withFileStore((store) => store.billing.settle(held));
     const text = await judgeOk("accounts", "show", account.id, "--limit", "2");
-    expect(text, text).toContain(`Plan      one (${account.plan.id}): 60 requests/minute, 1 questions per period`);
+    expect(text, text).toContain(`Plan      one (${account.plan.id}): 60 requests/minute, 1 question per period`);
     expect(text, text).toContain(`Period    [${account.created_at}, ${account.usage.period_end})`);
     expect(text, text).toContain("Questions 1 used, 0 reserved, of 1 allowed");
     expect(text, text).toContain("Balance   €0.999, of which €0.00 held by requests in flight");

@@ -24,10 +24,10 @@ export function globalOptions(command: Command): GlobalOptions {
 }
 
 /** The environment's configuration with command-line overrides applied. */
-export function resolveConfig(command: Command): Config {
+export function resolveConfig(command: Command, overrides: Record<string, string> = {}): Config {
   let config: Config;
   try {
-    config = loadConfig();
+    config = loadConfig(overrides);
   } catch (error) {
     throw new CliError(error instanceof Error ? error.message : String(error));
   }

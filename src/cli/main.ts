@@ -14,6 +14,7 @@ import { isStoreError } from "../services/types.js";
 import { registerAccountsCommands } from "./accounts.js";
 import { registerBalanceCommands } from "./balance.js";
 import { registerBenchCommand } from "./bench.js";
+import { FLAG_SETTINGS, flagOf, overridesFromFlags, SETTING_HELP, settingsHelp } from "../config-settings.js";
 import { oneLine } from "../views/text.js";
 import { CliError, emit, resolveConfig } from "./context.js";
 import { registerEvaluationCommands } from "./evaluation.js";
@@ -33,7 +34,9 @@ function buildProgram(): Command {
     .option("--db <path or url>", "SQLite database file or postgres:// URL (overrides JUDGE_DB)")
     .option("--json", "print machine-readable JSON instead of tables")
     .option("--create", "create the database if it does not exist (otherwise only `serve` creates one)")
-    .showHelpAfterError("(run with --help for usage)");
+    // Commander's own refusals (an unknown option, a missing argument) as one line like every
+    // other error here; subcommands inherit this output.
+    .configureOutput({ outputError: (text, write) => write(`judge: ${text.replace(/^error: /, "").trim().split(/\s*\n\s*/).join(" ")} (run with --help for usage)\n`) });
 
   registerPlansCommands(program);
   registerAccountsCommands(program);
@@ -48,14 +51,16 @@ function buildProgram(): Command {
 }
 
 function registerServeCommand(program: Command): void {
-  program
+  const serve = program
     .command("serve")
-    .description("Run the HTTP service (configured by JUDGE_* environment variables)")
-    .action(async (_options: unknown, command: Command) => {
-      const config = resolveConfig(command);
-      const { serveUntilSignalled } = await import("../main.js");
-      await serveUntilSignalled(config);
-    });
+    .description("Run the HTTP service (configured by JUDGE_* environment variables or the flags below)")
+    .addHelpText("after", settingsHelp());
+  for (const name of FLAG_SETTINGS) serve.option(`${flagOf(name)} <value>`, `${SETTING_HELP[name]} (${name})`);
+  serve.action(async (options: Record<string, unknown>, command: Command) => {
+    const config = resolveConfig(command, overridesFromFlags(options));
+    const { serveUntilSignalled } = await import("../main.js");
+    await serveUntilSignalled(config);
+  });
 }
 
 function registerFixtureCommand(program: Command): void {

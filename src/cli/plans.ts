@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { planView } from "../views/admin.js";
+import { plural } from "../judgment/plural.js";
 import { PLAN_LIMITS } from "../services/types.js";
 import type { Plan } from "../services/types.js";
 import type { PlanInput } from "../services/types.js";
@@ -19,7 +20,7 @@ interface PlanOptions {
 /** "60 requests/minute, 1000 questions per period, then €0.05 per million input tokens" */
 export function describePlan(plan: Plan): string {
   return (
-    `${plan.requestsPerMinute} requests/minute, ${plan.allowanceQuestions} questions per period, ` +
+    `${plan.requestsPerMinute} requests/minute, ${plural(plan.allowanceQuestions, "question")} per period, ` +
     `then ${formatMoney(plan.pricePerMillion)} per million input tokens`
   );
 }

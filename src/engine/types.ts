@@ -100,6 +100,16 @@ export class UpstreamLimitError extends PreparationRefusal {
 /** The model is not loaded (yet), failed to load, or its server cannot be reached (a 502). */
 export class EngineUnavailableError extends Error {
   override name = "EngineUnavailableError";
+  constructor(
+    message: string,
+    /**
+     * What API clients are told instead of `message`, when that names the server's own settings
+     * (its key, its upstream's account): the message is then for the operator's log and /health.
+     */
+    readonly clientMessage?: string,
+  ) {
+    super(message);
+  }
 }
 
 /** The model failed while evaluating, or its server answered with something unusable (a 502). */

@@ -54,6 +54,14 @@ describe("reliability diagram", () => {
     expect(texts).toContain("answers");
   });
 
+  it("paints an under-confident bin's gap, drawn over its bar, in an opaque colour the legend names (no unnamed blend)", () => {
+    const [under] = [...svg.matchAll(/<g class="bin"><title>[^<]*share right 1\.000<\/title>([\s\S]*?)<\/g>/g)];
+    const band = paints(under[1])[1];
+    expect(band, under[1]).toBe(`fill ${SERIES.under.fill} 1`);
+    expect(paints(group(svg, "legend")), "named in the legend").toContain(band);
+    expect(SERIES.under.label).toMatch(/under-confident/);
+  });
+
   it("has a legend entry, drawn the same way, for every colour that is not the greys of axes and text", () => {
     const legend = paints(group(svg, "legend"));
     const outside = svg.replace(/<g class="(legend|axes)">[\s\S]*?<\/g>/g, "").replace(/<rect class="background"[^>]*>/, "");

@@ -20,7 +20,10 @@ export interface ReliabilityPanel {
 /** Colours that carry meaning: each one has a legend entry. */
 export const SERIES = {
   right: { fill: "#4a7ab7", label: "share right (bar)" },
-  gap: { fill: "#d9534f", opacity: 0.45, label: "gap to confidence" },
+  gap: { fill: "#d9534f", opacity: 0.45, label: "gap: over-confident" },
+  // Drawn over the bar: a translucent red there would blend into a colour no legend names, so
+  // this one is opaque and named (the blend of the two, so it still reads as "red over blue").
+  under: { fill: "#8a6988", label: "gap: under-confident" },
   confidence: { stroke: "#000000", width: 2, label: "mean confidence (mark)" },
   diagonal: { stroke: "#555555", width: 1.5, dash: "5 3", label: "perfect calibration" },
   answers: { fill: "#a9b4c2", label: "answers per bin" },
@@ -125,11 +128,12 @@ function binShapes(bin: ReliabilityBin, total: number, maxCount: number): string
     `[${f(bin.lower)}, ${f(bin.upper)}): ${bin.count} answers (${((100 * bin.count) / total).toFixed(1)}%), ` +
     `mean confidence ${conf.toFixed(3)}, share right ${right.toFixed(3)}`;
   const stripHeight = round((bin.count / maxCount) * (STRIP_BASE - STRIP_TOP - 13));
-  const { right: bar, gap, confidence, answers } = SERIES;
+  const { right: bar, confidence, answers } = SERIES;
+  const band = conf > right ? `fill="${SERIES.gap.fill}" fill-opacity="${SERIES.gap.opacity}"` : `fill="${SERIES.under.fill}"`;
   return [
     `<g class="bin"><title>${escapeXml(tip)}</title>`,
     `<rect x="${left}" y="${y(right)}" width="${width}" height="${round(y(0) - y(right))}" fill="${bar.fill}"/>`,
-    `<rect x="${left}" y="${y(Math.max(conf, right))}" width="${width}" height="${round(Math.abs(y(conf) - y(right)))}" fill="${gap.fill}" fill-opacity="${gap.opacity}"/>`,
+    `<rect x="${left}" y="${y(Math.max(conf, right))}" width="${width}" height="${round(Math.abs(y(conf) - y(right)))}" ${band}/>`,
     `<line x1="${left}" y1="${y(conf)}" x2="${round(left + width)}" y2="${y(conf)}" stroke="${confidence.stroke}" stroke-width="${confidence.width}"/>`,
     `<rect x="${left}" y="${STRIP_BASE - stripHeight}" width="${width}" height="${stripHeight}" fill="${answers.fill}"/>`,
     `<text x="${round(left + width / 2)}" y="${round(STRIP_BASE - stripHeight - 3)}" text-anchor="middle" font-size="9" fill="${INK.text}">${shortCount(bin.count)}</text>`,

@@ -17,6 +17,8 @@ export interface HttpServerOptions {
   /** Longest the whole request, headers and body, may take to arrive (408 past it). */
   bodyTimeoutMs: number;
   log: Logger;
+  /** Told of each request the server refuses before any route (its 408, 431 or 400), for the metrics. */
+  onRefused?: (status: number) => void;
 }
 
 export interface HttpServer {
@@ -32,8 +34,11 @@ export interface HttpServer {
 
 type Fetch = (request: Request, env: { incoming: IncomingMessage; outgoing: ServerResponse }) => Response | Promise<Response>;
 
-/** How long cut requests get to release what they hold (a database round trip or two). */
-const SETTLE_AFTER_ABORT_MS = 5_000;
+/**
+ * How long cut requests get to release what they hold (a database round trip or two); a hold
+ * not released by then expires and the sweeper of some instance releases it.
+ */
+export const SETTLE_AFTER_ABORT_MS = 1_500;
 
 export async function startHttpServer(fetch: Fetch, options: HttpServerOptions): Promise<HttpServer> {
   const handlers = new Counter();
@@ -131,6 +136,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket, options
   const body = JSON.stringify(new ApiError(refusal.code, refusal.message).body());
   const status = ERROR_STATUS[refusal.code];
   options.log.info("request refused by the HTTP server", { request_id: id, status, code: refusal.code, reason: error.code });
+  options.onRefused?.(status);
   const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}`,
     "content-type: application/json",

@@ -90,8 +90,9 @@ export function buildAnswer(question: Question, labelLogProbs: number[], tempera
         type: "score",
         score: p.reduce((sum, pi, i) => sum + i * pi, 0),
         probabilities: keyed(levels, p),
-        // Echoed exactly as sent: a null level stays null, an object that object (jev-compat.md).
-        legend: keyed(levels, question.criteria),
+        // Echoed as sent (an object stays that object), except that a value is never null: the
+        // official Python SDK rejects a response holding one, so a null level is "" (jev-compat.md).
+        legend: keyed(levels, question.criteria.map((level) => level ?? "")),
         confidence: scoreConfidence(p),
       };
     }

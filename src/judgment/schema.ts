@@ -136,8 +136,8 @@ const ScoreAnswer = z
     type: z.literal("score"),
     score: z.number().meta({ description: "Σ level × probability, levels numbered from 0." }),
     probabilities: z.record(z.string(), Probability).meta({ description: 'Level "0"…"n-1" to probability.' }),
-    legend: z.record(z.string(), OptionalContent).meta({
-      description: 'Level "0"…"n-1" to its description, exactly as the request sent it: a null level stays null, an object stays that object.',
+    legend: z.record(z.string(), z.union([z.string(), JsonObject, JsonArray])).meta({
+      description: 'Level "0"…"n-1" to its description as the request sent it (an object stays that object), never null: a null level comes back as "".',
     }),
     confidence: Probability,
     logits: Logits,

@@ -20,8 +20,9 @@ export function parseEuros(text: string): number | undefined {
  * Exact decimal euros: at least two decimals, at most six, trailing zeros trimmed
  * (4990000 → "4.99", 12345678 → "12.345678", 0 → "0.00").
  */
-export function formatEuros(micros: number): string {
-  assertMicros(micros);
+export function formatEuros(micros: number | bigint): string {
+  // A bigint is a sum past 2^53 µ€ (a month's top-ups across accounts), exact as it is.
+  if (typeof micros === "number") assertMicros(micros);
   const value = BigInt(micros);
   const sign = value < 0n ? "-" : "";
   const magnitude = value < 0n ? -value : value;

@@ -25,6 +25,7 @@ export interface AccountsService {
   page(query: AccountPageQuery): Promise<{ accounts: AccountSummary[]; total: number }>;
   setPlan(accountId: string, plan: string): Promise<AccountSummary>;
   topUp(accountId: string, amountMicro: number, note?: string): Promise<{ entry: LedgerEntry; balanceMicro: number }>;
+  adjust(accountId: string, amountMicro: number, note: string): Promise<{ entry: LedgerEntry; balanceMicro: number }>;
   entries(accountId: string, options?: { limit?: number }): Promise<LedgerEntry[]>;
   entryPage(accountId: string, options: { limit: number; before?: number }): Promise<{ entries: LedgerEntry[]; nextBefore: number | null }>;
   /** The account's current period and its judgments by UTC day so far (days without any absent). */
@@ -63,6 +64,7 @@ export function createAccountsService(store: Store, now: () => number): Accounts
     page,
     setPlan: async (accountId, plan) => summarize(await store.accounts.setPlan(accountId, plan)),
     topUp: (accountId, amountMicro, note) => store.ledger.topUp(accountId, amountMicro, note),
+    adjust: (accountId, amountMicro, note) => store.ledger.adjust(accountId, amountMicro, note),
     entries: (accountId, options) => store.ledger.entries(accountId, options),
     entryPage: (accountId, options) => store.ledger.entryPage(accountId, options),
     async usageByDay(account) {

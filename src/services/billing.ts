@@ -1,7 +1,8 @@
 import { chargeFor, formatEuros } from "../money/money.js";
+import { plural } from "../judgment/plural.js";
 import { periodContaining } from "../money/periods.js";
 import type { AccountTerms, BilledTo, IdempotencyClaim, Reservation, SettledCharge, Standing, Store } from "../store/types.js";
-import { InsufficientFundsError, UnknownAccountError } from "./errors.js";
+import { IdempotencyKeyLostError, InsufficientFundsError, UnknownAccountError } from "./errors.js";
 
 /** Who is paying: the authenticated key's account and the terms read with it. */
 export interface Payer {
@@ -27,7 +28,8 @@ export interface IdempotencyInput {
  */
 export interface BillingService {
   /** Holds the charge; throws InsufficientFundsError (402) or UnknownAccountError, charging nothing. */
-  reserve(payer: Payer, input: { questions: number; inputTokens: number; requestId: string }): Promise<Reservation>;
+  /** With `idempotencyKey`, only while the request owns it (else IdempotencyKeyLostError), extending its claim. */
+  reserve(payer: Payer, input: { questions: number; inputTokens: number; requestId: string; idempotencyKey?: string }): Promise<Reservation>;
   /**
    * Undefined when the hold expired and was released first (the request is then not charged).
    * `actualInputTokens` settles a hold taken for an upper bound at what was read, never above the hold.
@@ -70,6 +72,9 @@ export function createBillingService(store: Store, now: () => number): BillingSe
         return outcome.reservation;
       }
       if (outcome.reason === "account_not_found") throw new UnknownAccountError(`no account ${payer.accountId}`);
+      if (outcome.reason === "idempotency_key_lost") {
+        throw new IdempotencyKeyLostError("this request outlived its claim on its Idempotency-Key, which a retry has taken; nothing was charged");
+      }
       throw new InsufficientFundsError(explainRefusal(input.questions, amountMicro, outcome.standing), outcome.standing);
     },
     async settle(reservation, idempotency, actualInputTokens) {
@@ -92,7 +97,7 @@ export function explainRefusal(questions: number, chargeMicro: number, standing:
   const left = Math.max(0, standing.allowance - standing.planUsed);
   const held = standing.heldMicro > 0 ? `, of which €${formatEuros(standing.heldMicro)} is held by requests in flight` : "";
   return (
-    `this request needs ${questions} questions of plan allowance (${left} left this period) ` +
+    `this request needs ${plural(questions, "question")} of plan allowance (${left} left this period) ` +
     `or €${formatEuros(chargeMicro)} of prepaid balance (€${formatEuros(standing.balanceMicro)}${held}); nothing was charged`
   );
 }

@@ -20,3 +20,8 @@ export class InsufficientFundsError extends Error {
 export class UnknownAccountError extends Error {
   override name = "UnknownAccountError";
 }
+
+/** A request outlived its Idempotency-Key claim and a retry took the key: it must not be charged too. */
+export class IdempotencyKeyLostError extends Error {
+  override name = "IdempotencyKeyLostError";
+}

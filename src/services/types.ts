@@ -12,6 +12,7 @@ export type {
   LedgerEntry,
   Plan,
   PlanInput,
+  Reservation,
   Standing,
   StoredResponse,
   Usage,

@@ -84,9 +84,19 @@ export function billingStatements(database: Database) {
        RETURNING balance_micro, reserved_micro`,
     ),
     /** Params: response, expiresAt, accountId, key, owner. */
-    completeIdempotencyKey: s<never>(
+    completeIdempotencyKey: s<{ owner: string }>(
       `UPDATE idempotency_keys SET state = 'done', response = ?, expires_at = ?
-       WHERE account_id = ? AND "key" = ? AND owner = ? AND state = 'running'`,
+       WHERE account_id = ? AND "key" = ? AND owner = ? AND state = 'running'
+       RETURNING owner`,
+    ),
+    /**
+     * Params: expiresAt, accountId, key, owner. A row only while the request still owns its key;
+     * on PostgreSQL it also locks the key's row, so no retry can take it before this commits.
+     */
+    keepIdempotencyClaim: s<{ owner: string }>(
+      `UPDATE idempotency_keys SET expires_at = CASE WHEN expires_at > ? THEN expires_at ELSE ? END
+       WHERE account_id = ? AND "key" = ? AND owner = ? AND state = 'running'
+       RETURNING owner`,
     ),
   };
 }

@@ -91,10 +91,15 @@ export function createBillingRepository(database: Database, now: () => number, r
   const reserve = async (input: HoldRequest): Promise<ReserveOutcome> => {
     try {
       return await database.transaction(async (trx) => {
+        const at = now();
+        if (input.idempotencyKey !== undefined) {
+          // The claim lives as long as the hold: a retry cannot take the key while this request may still settle.
+          const [kept] = await st.keepIdempotencyClaim.all(trx, [at + reservationTtlMs, at + reservationTtlMs, input.accountId, input.idempotencyKey, input.requestId]);
+          if (!kept) return { ok: false, reason: "idempotency_key_lost" } as const;
+        }
         const before = await readStanding(st, trx, input.accountId, input.periodStart);
         if (!before) return { ok: false, reason: "account_not_found" } as const;
         const { billedTo, changed } = await hold(trx, input);
-        const at = now();
         const row: ReservationRow = {
           id: newId("res"),
           account_id: input.accountId,
@@ -118,15 +123,27 @@ export function createBillingRepository(database: Database, now: () => number, r
     }
   };
 
+  /** Gives a taken reservation's hold back to whoever held it. */
+  const giveBack = async (trx: Queries, row: ReservationRow) => {
+    const changed =
+      row.billed_to === "plan"
+        ? await st.releaseOnPlan.all(trx, [row.questions, row.account_id, row.period_start])
+        : await st.releaseOnBalance.all(trx, [row.amount_micro, row.account_id]);
+    theOnly<unknown>(changed, "release");
+  };
+
+  /** Whether the request still owns its key (keeping it, and on PostgreSQL locking its row, until commit). */
+  const ownsKey = async (trx: Queries, row: ReservationRow, key: string) => {
+    const at = now();
+    const [kept] = await st.keepIdempotencyClaim.all(trx, [at, at, row.account_id, key, row.request_id]);
+    return kept !== undefined;
+  };
+
   const release = (reservationId: string) =>
     database.transaction(async (trx) => {
       const [row] = await st.take.all(trx, [reservationId]);
       if (!row) return false;
-      const changed =
-        row.billed_to === "plan"
-          ? await st.releaseOnPlan.all(trx, [row.questions, row.account_id, row.period_start])
-          : await st.releaseOnBalance.all(trx, [row.amount_micro, row.account_id]);
-      theOnly<unknown>(changed, "release");
+      await giveBack(trx, row);
       return true;
     });
 
@@ -134,6 +151,12 @@ export function createBillingRepository(database: Database, now: () => number, r
     database.transaction(async (trx) => {
       const [row] = await st.take.all(trx, [reservation.id]);
       if (!row) return undefined;
+      if (idempotency && !(await ownsKey(trx, row, idempotency.key))) {
+        // A retry took the key over (this request outlived its claim) and is charged itself:
+        // this one commits no charge and gives its hold back, in this same transaction.
+        await giveBack(trx, row);
+        return undefined;
+      }
       // The hold is the ceiling: an actual charge can lower what is taken, never raise it.
       const amount = charge ? Math.min(charge.amountMicro, row.amount_micro) : row.amount_micro;
       const tokens = charge ? Math.min(charge.inputTokens, row.input_tokens) : row.input_tokens;
@@ -152,7 +175,7 @@ export function createBillingRepository(database: Database, now: () => number, r
       const result = { billedTo: row.billed_to, standing: reported };
       if (idempotency) {
         const response = JSON.stringify({ body: idempotency.body, ...result });
-        await st.completeIdempotencyKey.all(trx, [response, at + IDEMPOTENCY_RETENTION_MS, row.account_id, idempotency.key, row.request_id]);
+        theOnly(await st.completeIdempotencyKey.all(trx, [response, at + IDEMPOTENCY_RETENTION_MS, row.account_id, idempotency.key, row.request_id]), "completing the idempotency key");
       }
       return result;
     });

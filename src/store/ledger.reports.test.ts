@@ -84,11 +84,11 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       await judge(t, 1, 1_000); // tomorrow: 1,000 µ€, outside today's range
 
       const today = await t.store.ledger.activity({ start: JAN_31, end: JAN_31 + DAY });
-      expect(today).toEqual({ requests: 2, questions: 7, inputTokens: 300, chargedMicro: 200, toppedUpMicro: 1_000_500 });
+      expect(today).toEqual({ requests: 2, questions: 7, inputTokens: 300, chargedMicro: 200n, toppedUpMicro: 1_000_500n });
       const all = await t.store.ledger.activity({ start: 0, end: JAN_31 + 2 * DAY });
-      expect(all).toMatchObject({ requests: 3, questions: 8, chargedMicro: 1_200 });
+      expect(all).toMatchObject({ requests: 3, questions: 8, chargedMicro: 1_200n });
       const none = await t.store.ledger.activity({ start: 0, end: JAN_31 });
-      expect(none).toEqual({ requests: 0, questions: 0, inputTokens: 0, chargedMicro: 0, toppedUpMicro: 0 });
+      expect(none).toEqual({ requests: 0, questions: 0, inputTokens: 0, chargedMicro: 0n, toppedUpMicro: 0n });
     });
   });
 });

@@ -59,7 +59,47 @@ export function createLedgerRepository(database: Database, now: () => number): L
       return { entry: toEntry(entry as EntryRow), balanceMicro: balance_micro };
     });
 
+  /**
+   * A correction as its own ledger entry (kind "adjustment"), so history is never rewritten: one
+   * conditional UPDATE, so a negative one never takes the balance below what requests in flight
+   * hold (nor below zero), however many run at once, and a positive one never past the maximum.
+   */
+  const adjust = (accountId: string, amountMicro: number, note: string) =>
+    database.transaction(async (trx) => {
+      const changed = await trx
+        .updateTable("accounts")
+        .set({ balance_micro: sql`balance_micro + ${amountMicro}` })
+        .where("id", "=", accountId)
+        .where(sql<boolean>`balance_micro + ${amountMicro} >= reserved_micro`)
+        .where("balance_micro", "<=", MAX_BALANCE_MICRO - Math.max(0, amountMicro))
+        .returning(["balance_micro", "reserved_micro"])
+        .executeTakeFirst();
+      if (!changed) {
+        const account = await trx.selectFrom("accounts").select(["balance_micro", "reserved_micro"]).where("id", "=", accountId).executeTakeFirst();
+        if (!account) throw new StoreError("account_not_found", `No account with id ${accountId}`);
+        if (amountMicro > 0) throw new StoreError("invalid_input", "the balance would exceed the largest amount the service keeps");
+        throw new StoreError(
+          "invalid_input",
+          `an adjustment of ${-amountMicro} µ€ would take the balance below zero: it is ${account.balance_micro} µ€` +
+            (account.reserved_micro > 0 ? `, of which ${account.reserved_micro} µ€ is held by requests in flight` : ""),
+        );
+      }
+      const entry = await trx
+        .insertInto("ledger")
+        .values({ account_id: accountId, at: now(), kind: "adjustment", amount_micro: amountMicro, note })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return { entry: toEntry(entry as EntryRow), balanceMicro: changed.balance_micro };
+    });
+
   return {
+    async adjust(accountId, amountMicro, note) {
+      if (!Number.isSafeInteger(amountMicro) || amountMicro === 0) {
+        throw new StoreError("invalid_input", "an adjustment must be a non-zero whole number of micro-euros");
+      }
+      if (note.trim() === "" || note.length > 500) throw new StoreError("invalid_input", "an adjustment needs a note (why), at most 500 characters");
+      return adjust(accountId, amountMicro, note);
+    },
     async topUp(accountId, amountMicro, note) {
       if (!Number.isSafeInteger(amountMicro) || amountMicro <= 0) {
         throw new StoreError("invalid_input", "a top-up must be a positive whole number of micro-euros");
@@ -150,8 +190,12 @@ async function activity(db: Queries, range: { start: number; end: number }): Pro
       sql<number | null>`SUM(CASE WHEN ${judgment} THEN 1 ELSE 0 END)`.as("requests"),
       sql<number | null>`SUM(CASE WHEN ${judgment} THEN questions ELSE 0 END)`.as("questions"),
       sql<number | null>`SUM(CASE WHEN ${judgment} THEN input_tokens ELSE 0 END)`.as("input_tokens"),
-      sql<number | null>`SUM(CASE WHEN kind = 'charge' THEN -amount_micro ELSE 0 END)`.as("charged_micro"),
-      sql<number | null>`SUM(CASE WHEN kind = 'top_up' THEN amount_micro ELSE 0 END)`.as("topped_up_micro"),
+      // Each balance is at most 2^53 − 1 µ€, a sum across accounts is not: whole euros and the
+      // µ€ below them are summed apart (each exact as a number for billions of entries), then joined.
+      sql<number | null>`SUM(CASE WHEN kind = 'charge' THEN (-amount_micro) / 1000000 ELSE 0 END)`.as("charged_euros"),
+      sql<number | null>`SUM(CASE WHEN kind = 'charge' THEN (-amount_micro) % 1000000 ELSE 0 END)`.as("charged_rest"),
+      sql<number | null>`SUM(CASE WHEN kind = 'top_up' THEN amount_micro / 1000000 ELSE 0 END)`.as("topped_up_euros"),
+      sql<number | null>`SUM(CASE WHEN kind = 'top_up' THEN amount_micro % 1000000 ELSE 0 END)`.as("topped_up_rest"),
     ])
     .where("at", ">=", range.start)
     .where("at", "<", range.end)
@@ -161,8 +205,8 @@ async function activity(db: Queries, range: { start: number; end: number }): Pro
     requests: row.requests ?? 0,
     questions: row.questions ?? 0,
     inputTokens: row.input_tokens ?? 0,
-    chargedMicro: row.charged_micro ?? 0,
-    toppedUpMicro: row.topped_up_micro ?? 0,
+    chargedMicro: joinMicro(row.charged_euros, row.charged_rest),
+    toppedUpMicro: joinMicro(row.topped_up_euros, row.topped_up_rest),
   };
 }
 
@@ -226,3 +270,6 @@ async function periodsInLedger(db: Queries) {
     ORDER BY p.account_id, p.period_start`.execute(db);
   return result.rows;
 }
+
+/** Whole euros and the µ€ below them, summed apart, as one exact sum. */
+const joinMicro = (euros: number | null, rest: number | null): bigint => BigInt(euros ?? 0) * 1_000_000n + BigInt(rest ?? 0);

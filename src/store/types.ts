@@ -161,6 +161,11 @@ export interface HoldRequest {
   amountMicro: number;
   requestId: string;
   /**
+   * The Idempotency-Key the request claimed (under its request id): the hold is taken only while
+   * the request still owns it, and extends the claim to the hold's own expiry.
+   */
+  idempotencyKey?: string;
+  /**
    * False when the caller knows the plan's whole allowance is smaller than `questions`: the
    * allowance is then not tried at all (two statements fewer on every balance-paid request).
    */
@@ -170,7 +175,9 @@ export interface HoldRequest {
 export type ReserveOutcome =
   | { ok: true; reservation: Reservation; standing: Standing }
   | { ok: false; reason: "account_not_found" }
-  | { ok: false; reason: "insufficient_funds"; standing: Standing };
+  | { ok: false; reason: "insufficient_funds"; standing: Standing }
+  /** Another request took the Idempotency-Key over (this one's claim had expired); nothing was held. */
+  | { ok: false; reason: "idempotency_key_lost" };
 
 /** The response a settled request sends, kept under its Idempotency-Key for replays. */
 export interface StoredResponse {
@@ -190,7 +197,8 @@ export interface BillingRepository {
   reserve(input: HoldRequest): Promise<ReserveOutcome>;
   /**
    * Turns the hold into a ledger entry (and completes the idempotency key, in the same
-   * transaction). Undefined when the reservation had already expired and been released. The
+   * transaction). Undefined when the reservation had already expired and been released, or when
+   * another request took the idempotency key over (the hold is then released, nothing charged). The
    * standing returned is of `standingPeriodStart` (the period the caller says is current), or of
    * the hold's own period. `charge` settles less than was held (a gateway's upper-bound hold):
    * never more, whatever it says.
@@ -244,9 +252,9 @@ export interface LedgerActivity {
   requests: number;
   questions: number;
   inputTokens: number;
-  /** Micro-euros charged to balances (positive). */
-  chargedMicro: number;
-  toppedUpMicro: number;
+  /** Micro-euros charged to balances (positive): exact, as a sum across accounts may pass 2^53. */
+  chargedMicro: bigint;
+  toppedUpMicro: bigint;
 }
 
 /** One UTC day of an account's judgments; `day` is the day's midnight. */
@@ -260,6 +268,8 @@ export interface DailyUsage {
 
 export interface LedgerRepository {
   topUp(accountId: string, amountMicro: number, note?: string): Promise<{ entry: LedgerEntry; balanceMicro: number }>;
+  /** A correction, positive or negative, as its own "adjustment" entry; never below zero (nor below what is held). */
+  adjust(accountId: string, amountMicro: number, note: string): Promise<{ entry: LedgerEntry; balanceMicro: number }>;
   /** Newest first; `before` (an entry id) pages further back. */
   entries(accountId: string, options?: { limit?: number; before?: number }): Promise<LedgerEntry[]>;
   /** A page of `entries`, with the `before` of the next page, or null when this page is the last. */

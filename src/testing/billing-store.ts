@@ -1,5 +1,6 @@
 import { periodContaining } from "../money/periods.js";
 import { chargeFor } from "../money/money.js";
+import { plural } from "../judgment/plural.js";
 import { createBillingService, type BillingService, type Payer } from "../services/billing.js";
 import { InsufficientFundsError } from "../services/errors.js";
 import { fakeClock } from "../store/test-helpers.js";
@@ -137,7 +138,7 @@ export function expectedEuros(micros: number): string {
 export function expectedRefusalMessage(need: { questions: number; chargeMicro: number }, had: { left: number; balanceMicro: number; heldMicro?: number }): string {
   const held = had.heldMicro ? `, of which €${expectedEuros(had.heldMicro)} is held by requests in flight` : "";
   return (
-    `this request needs ${need.questions} questions of plan allowance (${had.left} left this period) ` +
+    `this request needs ${plural(need.questions, "question")} of plan allowance (${had.left} left this period) ` +
     `or €${expectedEuros(need.chargeMicro)} of prepaid balance (€${expectedEuros(had.balanceMicro)}${held}); nothing was charged`
   );
 }

@@ -31,6 +31,7 @@ export const LAYER_OF: Record<string, Layer> = {
   money: "money",
   gguf: "gguf",
   "config.ts": "base",
+  "config-settings.ts": "base",
   "logger.ts": "base",
   "urls.ts": "base",
   console: "browser",

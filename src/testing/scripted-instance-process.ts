@@ -2,11 +2,15 @@
  * The service as `judge serve` runs it (serveUntilSignalled: the same start, signal handling
  * and shutdown), on an engine whose timing the request chooses: a state containing "slow:<ms>"
  * is answered after that many milliseconds, one containing "hang" never. For tests of what a
- * signal does to requests in flight. Configured by the same JUDGE_* environment.
+ * signal does to requests in flight. Configured by the same JUDGE_* environment; `--close-ms N`
+ * makes closing the engine take N ms (a model slow to tear down).
  */
 import { loadConfig } from "../config.js";
 import type { EngineResult, JudgmentEngine, PreparedJudgment } from "../engine/types.js";
 import { serveUntilSignalled } from "../main.js";
+
+const closeAt = process.argv.indexOf("--close-ms");
+const CLOSE_MS = closeAt < 0 ? 0 : Number(process.argv[closeAt + 1]);
 
 interface ScriptedPrepared extends PreparedJudgment {
   delayMs: number | "never";
@@ -33,7 +37,7 @@ const scriptedEngine: JudgmentEngine = {
     const labelLogProbs = labelCounts.map((n) => Array.from({ length: n }, () => Math.log(1 / n)));
     return new Promise((resolve) => setTimeout(() => resolve({ labelLogProbs, inputTokens: 100, timingMs: delayMs }), delayMs));
   },
-  close: async () => undefined,
+  close: () => new Promise<void>((resolve) => setTimeout(resolve, CLOSE_MS)),
 };
 
 await serveUntilSignalled(loadConfig(), { engine: scriptedEngine });

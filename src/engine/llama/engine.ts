@@ -7,6 +7,7 @@ import {
   trieDepth,
   type Token,
 } from "../label-trie.js";
+import { longestTokenBytes, refuseCertainlyOverBudget } from "../budget-bound.js";
 import { loadModel, messageOf, modelIdFrom, type LlamaGpu, type LoadedModel } from "./runtime.js";
 import { createSequenceBrancher } from "./sequence-brancher.js";
 import { createSerialQueue } from "./serial-queue.js";
@@ -73,6 +74,8 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
   const inFlight = new Set<Promise<unknown>>();
   let status: EngineStatus = { state: "loading", detail: "starting" };
   let loaded: LoadedModel | undefined;
+  // Read from the vocabulary once per model, at its first request.
+  const longestTokens = new WeakMap<LoadedModel, number | undefined>();
   let backend = gpu === "off" ? "cpu" : gpu;
   const modelId = options.modelId ?? modelIdFrom(options.model);
 
@@ -123,7 +126,10 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
       loaded?.sequences.reduce((sum, { tokenMeter }) => sum + tokenMeter.usedInputTokens + tokenMeter.usedOutputTokens, 0) ?? 0,
     async prepare(prompt, signal) {
       throwIfAborted(signal);
-      return prepareJudgment(requireLoaded(), prompt, options);
+      const target = requireLoaded();
+      if (!longestTokens.has(target)) longestTokens.set(target, longestTokenBytes(target.model));
+      refuseCertainlyOverBudget(prompt, longestTokens.get(target), options.maxRequestTokens);
+      return prepareJudgment(target, prompt, options);
     },
     async evaluate(prepared, signal) {
       const target = requireLoaded();
@@ -144,6 +150,19 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
   };
 }
 
+/**
+ * Labels come from a small fixed set (A…Z, two-letter codes up to 255 options, noul's and
+ * score's), the same in every question: tokenised once per model, not 255 times per question.
+ */
+const labelCache = new WeakMap<LoadedModel, Map<string, Token[]>>();
+function labelTokens(loaded: LoadedModel, label: string): Token[] {
+  let cache = labelCache.get(loaded);
+  if (!cache) labelCache.set(loaded, (cache = new Map()));
+  let tokens = cache.get(label);
+  if (!tokens) cache.set(label, (tokens = loaded.model.tokenize(label) as Token[]));
+  return tokens;
+}
+
 function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: LlamaEngineOptions): PreparedTokens {
   const tokenize = (text: LlamaText) => text.tokenize(loaded.model.tokenizer) as Token[];
   const prefixTokens = tokenize(loaded.template.prefix(prompt.system, prompt.state));
@@ -153,7 +172,7 @@ function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: L
   const questionTokens: number[] = [];
   const questions = prompt.questions.map((question, index) => {
     const tokens = tokenize(loaded.template.suffix(question.text));
-    const trie = buildLabelTrie(question.labels.map((label) => loaded.model.tokenize(label) as Token[]));
+    const trie = buildLabelTrie(question.labels.map((label) => labelTokens(loaded, label)));
     const needed = prefixTokens.length + tokens.length + trieDepth(trie);
     if (needed > budget) {
       throw new BudgetError(
@@ -165,6 +184,13 @@ function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: L
     // before a label token, evaluated again so no batch holds one token) are its own cost.
     questionTokens.push(tokens.length + branchTokenCount(trie));
     inputTokens += questionTokens[index];
+    // Over already: the questions left would only add tokens, so they are not tokenised.
+    const left = prompt.questions.length - index - 1;
+    if (left > 0 && inputTokens > options.maxRequestTokens) {
+      throw new BudgetError(
+        `the request needs more than ${inputTokens} input tokens (${inputTokens} counted before its last ${left} ${left === 1 ? "question" : "questions"}), over the limit of ${options.maxRequestTokens} per request`,
+      );
+    }
     return { tokens, trie, labelCount: question.labels.length };
   });
   if (inputTokens > options.maxRequestTokens) {

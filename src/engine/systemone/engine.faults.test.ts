@@ -143,7 +143,9 @@ describe("an upstream that is slow, refuses the key or the request", () => {
 
   it("gives 502 for its 401, and never shows the key, even one the upstream echoes", async () => {
     behaviour = answerAt(401, { error: `invalid API key ${KEY}` });
-    await expectUncharged(502, "model_unavailable", /refused this gateway's key/);
+    // The client is told it is not its fault, and nothing of the gateway's settings; the log says which.
+    const unavailable = await expectUncharged(502, "model_unavailable", /^the model's server is unavailable; nothing was charged$/);
+    expect(gateway.logLines.join("\n"), show(unavailable)).toMatch(/refused this gateway's key \(check JUDGE_ENGINE_KEY\)/);
     behaviour = answerAt(400, { error: `key ${KEY} may not use this model` });
     const rejected = await expectUncharged(400, "upstream_rejected", /key \[key\] may not use this model/);
     expect(gateway.logLines.join("\n"), show(rejected)).not.toContain(KEY);
@@ -151,7 +153,8 @@ describe("an upstream that is slow, refuses the key or the request", () => {
 
   it("gives 502 model_unavailable for its 402 and 429, model_failed for other statuses", async () => {
     behaviour = answerAt(402, { error: "balance too low" });
-    await expectUncharged(502, "model_unavailable", /upstream account cannot pay: balance too low/);
+    await expectUncharged(502, "model_unavailable", /^the model's server is unavailable; nothing was charged$/);
+    expect(gateway.logLines.join("\n")).toMatch(/upstream account cannot pay: balance too low/);
     behaviour = answerAt(429, { error: "rate limit of 1200 requests per minute reached" });
     await expectUncharged(502, "model_unavailable", /429: rate limit/);
     behaviour = answerAt(409, { error: "conflict" });

@@ -167,7 +167,11 @@ describe("the System One gateway in front of a real instance", () => {
     const wrongKey = await startGateway({ key: "sk-wrong-key-0123456789" });
     const refused = await postJudgment(wrongKey, BODY);
     expectErrorResponse(refused, 502, "model_unavailable");
-    expect(refused.json.error, show(refused)).toContain(upstream.url);
+    expect(refused.json.error, show(refused)).not.toContain(upstream.url);
+    const unhealthy = await call(wrongKey.url, "/health");
+    expect(unhealthy.status, show(unhealthy)).toBe(503);
+    expect(unhealthy.json.error, show(unhealthy)).toContain(`${upstream.url}/v1/systemone answered 401: it refused this gateway's key`);
+    expect(unhealthy.text, show(unhealthy)).not.toContain("sk-wrong-key-0123456789");
     expect(refused.text, show(refused)).not.toContain("sk-wrong-key-0123456789");
     expect(wrongKey.logLines.join("\n"), "a log line carries the key").not.toContain("sk-wrong-key-0123456789");
   });

@@ -44,6 +44,8 @@ export function createSystemOneEngine(options: RemoteEngineOptions): JudgmentEng
   // Cleared for good once the upstream refuses the field (a strict schema): its probabilities are used then.
   let askLogits = true;
   let wake: (() => void) | undefined;
+  // Whether the upstream takes our key: unknown until asked once; refused (why) once it said 401/403.
+  let key: KeyState = { state: "unknown" };
 
   /** Our key must never reach a message, whatever the upstream echoes. */
   const scrub = (text: string) => (server.key ? text.split(server.key).join("[key]") : text);
@@ -62,17 +64,30 @@ export function createSystemOneEngine(options: RemoteEngineOptions): JudgmentEng
       const reply = await transport.call("GET", "/health", undefined, { timeoutMs: probeTimeoutMs });
       if (reply.status !== 200) return unhealthy(where, reply, scrub);
       await nameModel();
-      return { state: "ready" };
+      const known = key.state === "accepted" ? key : await probeKey();
+      return known.state === "refused" ? { state: "failed", detail: known.detail } : { state: "ready" };
     } catch (error) {
       return { state: "failed", detail: scrub(error instanceof Error ? error.message : String(error)) };
     }
+  };
+
+  /**
+   * /health and /v1/models take no key, so the key is proven on the endpoint that needs it, with
+   * a body every server refuses as invalid (never billed): 401/403 is a refused key, anything
+   * else is not. Asked until the key is accepted once, and again after any request saw it refused.
+   */
+  const probeKey = async (): Promise<KeyState> => {
+    const reply = await transport.call("POST", "/v1/systemone", KEY_PROBE_BODY, { timeoutMs: probeTimeoutMs });
+    key = isKeyRefusal(reply.status) ? { state: "refused", detail: keyRefusal(where, reply, scrub) } : { state: "accepted" };
+    return key;
   };
 
   // Ready once the upstream first says it is healthy and the model has a name; until then the
   // probe is repeated with backoff, and status() says what is wrong.
   const ready = (async () => {
     for (let delay = FIRST_RETRY_MS; !closed; delay = Math.min(delay * 2, MAX_RETRY_MS)) {
-      if ((await status()).state === "ready") return;
+      // A refused key is known for sure: waiting longer would not change it, /health says it.
+      if ((await status()).state === "ready" || (key as KeyState).state === "refused") return;
       await new Promise<void>((resolve) => {
         wake = resolve;
         setTimeout(resolve, delay).unref();
@@ -111,7 +126,9 @@ export function createSystemOneEngine(options: RemoteEngineOptions): JudgmentEng
         if (reply.status === 200) askLogits = false;
       }
       const elapsedMs = performance.now() - started;
+      if (isKeyRefusal(reply.status)) key = { state: "refused", detail: keyRefusal(where, reply, scrub) };
       if (reply.status !== 200) throw refusal(where, reply, scrub);
+      key = { state: "accepted" };
       const body = parseOrUndefined(reply.text);
       if (body === undefined) throw new EngineFailedError(`${where}/v1/systemone answered 200 with a body that is not JSON: ${scrub(quote(reply.text, 120))}`);
       let answers;
@@ -154,11 +171,11 @@ export function refusal(where: string, reply: UpstreamReply, scrub: (text: strin
       );
     case 401:
     case 403:
-      return new EngineUnavailableError(`${at}: it refused this gateway's key (check JUDGE_ENGINE_KEY)`);
+      return new EngineUnavailableError(keyRefusal(where, reply, scrub), UPSTREAM_UNAVAILABLE);
     case 402:
-      return new EngineUnavailableError(`${at}: this gateway's upstream account cannot pay: ${said}`);
+      return new EngineUnavailableError(`${at}: this gateway's upstream account cannot pay: ${said}`, UPSTREAM_UNAVAILABLE);
     case 404:
-      return new EngineUnavailableError(`${at}: no System One endpoint there (check JUDGE_ENGINE_URL)`);
+      return new EngineUnavailableError(`${at}: no System One endpoint there (check JUDGE_ENGINE_URL)`, UPSTREAM_UNAVAILABLE);
     case 408:
     case 429:
     case 502:
@@ -168,6 +185,21 @@ export function refusal(where: string, reply: UpstreamReply, scrub: (text: strin
     default:
       return new EngineFailedError(`${at}: ${said}`);
   }
+}
+
+/** What an API client hears of the gateway's own misconfiguration: that it is not the client's fault, and no more. */
+const UPSTREAM_UNAVAILABLE = "the model's server is unavailable; nothing was charged";
+
+type KeyState = { state: "unknown" | "accepted" } | { state: "refused"; detail: string };
+
+/** The key probe's body: no questions, so every System One server refuses it as invalid, after checking the key. */
+export const KEY_PROBE_BODY = "{}";
+
+const isKeyRefusal = (status: number) => status === 401 || status === 403;
+
+/** For the operator (/health, the log): which upstream refused the key, and which setting holds it. */
+function keyRefusal(where: string, reply: UpstreamReply, scrub: (text: string) => string): string {
+  return `${where}/v1/systemone answered ${reply.status}: it refused this gateway's key (check JUDGE_ENGINE_KEY): ${scrub(messageOf(reply.text))}`;
 }
 
 /** A strict upstream's refusal of the unknown field (pydantic's "extra_forbidden", for one), not of the request. */

@@ -3,6 +3,7 @@ import { formatEuros } from "../../money/money.js";
 import type { Services } from "../../services/build.js";
 import type { Overview } from "../../services/accounts.js";
 import { requestIdHeader } from "../shared.schema.js";
+import { exactJson } from "./exact-json.js";
 import { httpCounts } from "./http-counts.js";
 import type { AdminMemory } from "./last-check.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
@@ -17,9 +18,9 @@ const Activity = z
     requests: count("Judgment requests settled (each one ledger entry; refused requests are not in the ledger)."),
     questions: count("Questions answered."),
     input_tokens: count("Input tokens read and billed."),
-    charged_micro: count("Charged to prepaid balances, in micro-euros."),
+    charged_micro: count("Charged to prepaid balances, in micro-euros: an exact JSON integer, which may pass 2^53 (read it with a BigInt-aware parser, or read `charged`)."),
     charged: z.string().openapi({ description: "Charged to prepaid balances, exact decimal euros.", example: "12.50" }),
-    topped_up_micro: count("Top-ups received, in micro-euros."),
+    topped_up_micro: count("Top-ups received, in micro-euros: an exact JSON integer, which may pass 2^53 (read it with a BigInt-aware parser, or read `topped_up`)."),
     topped_up: z.string().openapi({ description: "Top-ups received, exact decimal euros.", example: "100.00" }),
   })
   .openapi("AdminActivity", { description: "Every account's ledger entries from start (included) to end (excluded)." });
@@ -62,31 +63,32 @@ const activityView = (activity: Overview["today"]): z.infer<typeof Activity> => 
   requests: activity.requests,
   questions: activity.questions,
   input_tokens: activity.inputTokens,
-  charged_micro: activity.chargedMicro,
+  charged_micro: asNumberIfExact(activity.chargedMicro),
   charged: formatEuros(activity.chargedMicro),
-  topped_up_micro: activity.toppedUpMicro,
+  topped_up_micro: asNumberIfExact(activity.toppedUpMicro),
   topped_up: formatEuros(activity.toppedUpMicro),
 });
+
+/** A number where one is exact; past 2^53 the bigint, which exactJson writes as its digits. */
+const asNumberIfExact = (value: bigint): number => (value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : (value as unknown as number));
 
 export function registerGetOverview(api: AdminApi, services: Services, memory: AdminMemory): void {
   addRoute(api, route, async (c) => {
     const [overview, http] = await Promise.all([services.accounts.overview(), httpCounts(services.metrics)]);
     const last = memory.lastLedgerCheck;
-    return c.json(
-      {
-        accounts: overview.accounts,
-        today: activityView(overview.today),
-        month: activityView(overview.month),
-        http: {
-          since: http.since === null ? null : iso(http.since),
-          requests: http.requests,
-          status_2xx: http.status2xx,
-          status_4xx: http.status4xx,
-          status_5xx: http.status5xx,
-        },
-        ledger_check: last ? { checked_at: iso(last.at), ok: last.check.ok, accounts: last.check.accounts, mismatches: last.check.mismatches.length } : null,
+    const body: z.infer<typeof OverviewView> = {
+      accounts: overview.accounts,
+      today: activityView(overview.today),
+      month: activityView(overview.month),
+      http: {
+        since: http.since === null ? null : iso(http.since),
+        requests: http.requests,
+        status_2xx: http.status2xx,
+        status_4xx: http.status4xx,
+        status_5xx: http.status5xx,
       },
-      200,
-    );
+      ledger_check: last ? { checked_at: iso(last.at), ok: last.check.ok, accounts: last.check.accounts, mismatches: last.check.mismatches.length } : null,
+    };
+    return c.body(exactJson(body), 200, { "content-type": "application/json" });
   });
 }

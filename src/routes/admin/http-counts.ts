@@ -10,8 +10,11 @@ export interface HttpCounts {
   status5xx: number;
 }
 
-/** The operator's own console and admin calls are not the service's traffic. */
-const OWN_ROUTES = /^\/(admin|console)(\/|$)/;
+/**
+ * The operator's own console and admin calls are not the service's traffic, nor are probes: a
+ * /health 503 while the model loads (or a scrape of /metrics) is no server error of the service.
+ */
+const OWN_ROUTES = /^\/(admin|console|health|metrics)(\/|$)/;
 
 /**
  * The service's requests by status class since this process started, summed over routes from

@@ -8,6 +8,7 @@ import { registerConsole } from "./console.js";
 import { registerCreateAccount } from "./create-account.js";
 import { registerCreateKey } from "./create-key.js";
 import { registerCreatePlan } from "./create-plan.js";
+import { registerCreateAdjustment } from "./create-adjustment.js";
 import { registerCreateTopUp } from "./create-top-up.js";
 import { registerGetAccount } from "./get-account.js";
 import { registerGetAccountUsage } from "./get-account-usage.js";
@@ -53,6 +54,7 @@ export function buildAdminApi(services: Services): AdminApi {
   registerGetAccountUsage(api, services);
   registerSetAccountPlan(api, services);
   registerCreateTopUp(api, services);
+  registerCreateAdjustment(api, services);
   registerListLedger(api, services);
   registerCreateKey(api, services);
   registerRevokeKey(api, services);

@@ -31,6 +31,7 @@ const ADMIN_REQUESTS: [method: string, path: string, body?: unknown][] = [
   ["GET", "/admin/v1/accounts/ACCOUNT"],
   ["PUT", "/admin/v1/accounts/ACCOUNT/plan", { plan: "default" }],
   ["POST", "/admin/v1/accounts/ACCOUNT/top-ups", { amount: "1000" }],
+  ["POST", "/admin/v1/accounts/ACCOUNT/adjustments", { amount: "-1", note: "n" }],
   ["GET", "/admin/v1/accounts/ACCOUNT/ledger?limit=5"],
   ["GET", "/admin/v1/accounts/ACCOUNT/usage"],
   ["GET", "/admin/v1/accounts?search=test&limit=5"],

@@ -33,6 +33,7 @@ const ADMIN_OPERATIONS = [
   "get /admin/v1/overview",
   "put /admin/v1/accounts/{id}/plan",
   "post /admin/v1/accounts/{id}/top-ups",
+  "post /admin/v1/accounts/{id}/adjustments",
   "get /admin/v1/accounts/{id}/ledger",
   "post /admin/v1/accounts/{id}/keys",
   "post /admin/v1/keys/{id}/revoke",
@@ -127,6 +128,8 @@ describe("the admin API's real responses", () => {
     await conforms("/admin/v1/accounts", adminCall(server, "GET", "/admin/v1/accounts?limit=0"), 400);
     await conforms("/admin/v1/accounts/{id}/top-ups", adminCall(server, "POST", `/admin/v1/accounts/${id}/top-ups`, { body: { amount: "1.25", note: "n" } }), 201);
     await conforms("/admin/v1/accounts/{id}/top-ups", adminCall(server, "POST", `/admin/v1/accounts/${id}/top-ups`, { body: { amount: "1e3" } }), 400);
+    await conforms("/admin/v1/accounts/{id}/adjustments", adminCall(server, "POST", `/admin/v1/accounts/${id}/adjustments`, { body: { amount: "-0.25", note: "n" } }), 201);
+    await conforms("/admin/v1/accounts/{id}/adjustments", adminCall(server, "POST", `/admin/v1/accounts/${id}/adjustments`, { body: { amount: "0" } }), 400);
     const key = await conforms("/admin/v1/accounts/{id}/keys", adminCall(server, "POST", `/admin/v1/accounts/${id}/keys`, { body: { name: "k" } }), 201);
     expect((await postJudgment({ url: server.url, key: key.json.key }, TINY_JUDGMENT)).status).toBe(200);
     await conforms("/admin/v1/accounts/{id}", adminCall(server, "GET", `/admin/v1/accounts/${id}`), 200);

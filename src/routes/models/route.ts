@@ -2,6 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { JudgmentEngine } from "../../engine/types.js";
 import type { App } from "../../http/context.js";
 import { requestIdHeader } from "../shared.schema.js";
+import { DECISIONS_MODEL_ALIASES } from "../decisions/route.js";
+import { modelListBody } from "./body.js";
 import { MODEL_ALIASES } from "../systemone/route.js";
 
 const ModelList = z
@@ -12,9 +14,18 @@ const ModelList = z
         description: z.string(),
         release_date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
       }),
+    ).openapi({ description: "The ecosystem's shape (@typesafe-ai/sdk reads it)." }),
+    object: z.literal("list").openapi({ description: "OpenAI's shape, beside it (the openai SDK reads `data`)." }),
+    data: z.array(
+      z.object({
+        id: z.string(),
+        object: z.literal("model"),
+        created: z.number().int().openapi({ description: "Unix seconds: midnight UTC of release_date." }),
+        owned_by: z.string(),
+      }),
     ),
   })
-  .openapi("ModelList");
+  .openapi("ModelList", { description: "The served model and every alias a judging route accepts, in both ecosystems' shapes." });
 
 const route = createRoute({
   method: "get",
@@ -28,11 +39,10 @@ const route = createRoute({
 /** Public: it reveals nothing an API key would protect, and the SDKs call it to discover names. */
 export function registerModels(app: App, deps: { engine: JudgmentEngine; releaseDate: string }): void {
   app.openapi(route, (c) => {
-    const id = deps.engine.modelId;
-    const models = [
-      { name: id, description: `The model this server runs (${id}).`, release_date: deps.releaseDate },
-      ...MODEL_ALIASES.map((alias) => ({ name: alias, description: `Alias of ${id}.`, release_date: deps.releaseDate })),
+    const aliases = [
+      ...MODEL_ALIASES.map((name) => ({ name, acceptedBy: "POST /v1/systemone" })),
+      ...DECISIONS_MODEL_ALIASES.map((name) => ({ name, acceptedBy: "POST /v1/decisions" })),
     ];
-    return c.json({ models }, 200);
+    return c.json(modelListBody({ served: deps.engine.modelId, aliases, releaseDate: deps.releaseDate }), 200);
   });
 }

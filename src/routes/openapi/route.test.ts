@@ -151,7 +151,7 @@ describe("GET /openapi.json", () => {
     expect(unhealthy.properties.detail.properties.error_type.enum, pretty()).toEqual(["api_error"]);
   });
 
-  it("documents legend values as the level descriptions exactly as sent, null included", () => {
+  it("documents legend values as the level descriptions as sent, never null", () => {
     const conformance = openApiConformance(doc);
     const validate = conformance.validatorFor("/v1/systemone", "post", 200);
     const body = (legend: unknown) => ({
@@ -160,7 +160,8 @@ describe("GET /openapi.json", () => {
       usage: { input_tokens: 3, output_tokens: 0 },
       timing_ms: 1,
     });
-    expect(validate(body({ "0": null, "1": { level: "high" } })), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate(body({ "0": "", "1": { level: "high" } })), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate(body({ "0": null, "1": "x" })), "a legend value is never null (jev-compat.md)").toBe(false);
     expect(validate(body({ "0": ["a", 1], "1": "" })), JSON.stringify(validate.errors)).toBe(true);
     expect(validate(body({ "0": 7, "1": "x" })), "a number is not a level description the request could have sent").toBe(false);
   });

@@ -250,7 +250,7 @@ describe("refusals", () => {
     ok(await postJudgment(s, { state: STATE, questions, x_debias: "canonical" }));
     const response = await postJudgment(s, { state: STATE, questions, x_debias: "shift" });
     expectErrorResponse(response, 400, "over_budget");
-    expect(response.json.error, show(response)).toMatch(/over the limit of \d+ per request \(x_debias "shift" counts each question once per presentation: 8 for 1 questions\)$/);
+    expect(response.json.error, show(response)).toMatch(/over the limit of \d+ per request \(x_debias "shift" counts each question once per presentation: 8 for 1 question\)$/);
   });
 });
 

@@ -1,6 +1,7 @@
 import { BudgetError, UpstreamLimitError, type EngineResult, type PreparedJudgment } from "../../engine/types.js";
 import { PresentationAverage, presentations, withOptionOrder, type DebiasMode } from "../../judgment/debias.js";
 import { buildPrompt, type JudgmentPrompt } from "../../judgment/prompt.js";
+import { plural } from "../../judgment/plural.js";
 import type { Question } from "../../judgment/schema.js";
 
 /**
@@ -86,7 +87,7 @@ export async function planDebiased(
     const why =
       index !== undefined || owner.length === questions.length
         ? error.message
-        : `${error.message} (x_debias "${mode}" counts each question once per presentation: ${owner.length} for ${questions.length} questions)`;
+        : `${error.message} (x_debias "${mode}" counts each question once per presentation: ${owner.length} for ${plural(questions.length, "question")})`;
     throw error instanceof UpstreamLimitError ? new UpstreamLimitError(why, index) : new BudgetError(why, index);
   }
 }

@@ -2,7 +2,8 @@ import { RequestAbortedError } from "../../engine/types.js";
 import type { DebiasMode } from "../../judgment/debias.js";
 import type { Question } from "../../judgment/schema.js";
 import type { BillingService, IdempotencyInput, Payer } from "../billing.js";
-import type { BilledTo, Standing, StoredResponse } from "../types.js";
+import { IdempotencyKeyLostError } from "../errors.js";
+import type { BilledTo, Reservation, Standing, StoredResponse } from "../types.js";
 import { JudgingRefusal } from "./errors.js";
 import { prepareJudgment, type JudgmentDeps, type Judged } from "./prepare.js";
 
@@ -60,10 +61,11 @@ export async function judge(deps: JudgingDeps, request: JudgingRequest, render: 
     const input = { state: request.state, ids, questions, includeLogits: request.includeLogits, signal };
     const judgment = await prepareJudgment(deps, input, request.debias);
     // Refused with InsufficientFundsError (and the standing that explains why); nothing is charged.
-    const reservation = await deps.billing.reserve(caller, {
+    const reservation = await reserve(deps.billing, caller, {
       questions: questions.length,
       inputTokens: judgment.inputTokens,
       requestId,
+      idempotencyKey: claim ? claim.key : undefined,
     });
     let text: string;
     let actualInputTokens: number | undefined;
@@ -82,6 +84,17 @@ export async function judge(deps: JudgingDeps, request: JudgingRequest, render: 
     return { text, billedTo: settled.billedTo, standing: settled.standing, replayed: false };
   } catch (error) {
     if (claim) await deps.billing.abandonIdempotencyKey(claim).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Holds the charge; a request whose Idempotency-Key a retry took meanwhile is refused. */
+async function reserve(billing: BillingService, caller: Payer, input: Parameters<BillingService["reserve"]>[1]): Promise<Reservation> {
+  try {
+    return await billing.reserve(caller, input);
+  } catch (error) {
+    // A 502 like any request that outlived its time: the SDK's retry then gets the retry's answer.
+    if (error instanceof IdempotencyKeyLostError) throw new JudgingRefusal("model_timeout", error.message);
     throw error;
   }
 }

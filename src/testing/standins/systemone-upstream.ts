@@ -1,5 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { KEY_PROBE_BODY } from "../../engine/systemone/engine.js";
 
 /**
  * A stand-in for a server that speaks `POST /v1/systemone`, for the gateway's fault tests and
@@ -67,7 +68,8 @@ export async function startSystemOneStandIn(
   return {
     url: `http://127.0.0.1:${port}${prefix}`,
     requests,
-    judgments: () => requests.filter((r) => r.method === "POST" && r.path === "/v1/systemone"),
+    // The gateway's key probe (a body with no questions) is no judgment.
+    judgments: () => requests.filter((r) => r.method === "POST" && r.path === "/v1/systemone" && r.body !== KEY_PROBE_BODY),
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
