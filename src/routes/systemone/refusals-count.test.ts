@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { postJudgment, show } from "../testing/http-client.js";
-import { startTestServer, type TestServer } from "../testing/server.js";
+import { postJudgment, show } from "../../testing/http-client.js";
+import { startTestServer, type TestServer } from "../../testing/server.js";
 
 /**
  * Refused requests cost their sender a request of the plan's per-minute limit like answered
