@@ -58,6 +58,14 @@ const ConfigSchema = z.object({
   JUDGE_UPSTREAM_MAX_OPTIONS: integer(255, 2, 255),
   JUDGE_UPSTREAM_MAX_LEVELS: integer(10, 2, 10),
   JUDGE_UPSTREAM_MAX_QUESTIONS: integer(64, 1, 1024),
+  /**
+   * strict: answers independent of caching and other traffic by construction (fixed shapes, one
+   * request at a time); tolerant: parallel and batched, refused at start-up when the probe
+   * measures more than JUDGE_EXACTNESS_BOUND (README "Exactness: strict and tolerant").
+   */
+  JUDGE_EXACTNESS: z.enum(["strict", "tolerant"]).default("strict"),
+  /** tolerant: the largest max |Δp| the start-up probe accepts (default 1e-3); strict always uses 1e-9. */
+  JUDGE_EXACTNESS_BOUND: z.coerce.number().positive().max(1).optional(),
   /** In-process: which llama.cpp backend; `auto` uses a GPU when node-llama-cpp finds one. */
   JUDGE_GPU: z.enum(["auto", "cuda", "vulkan", "metal", "off"]).default("auto"),
   /** In-process: states kept cached at once (sequences of the context); a request goes to the slot sharing its longest prefix. */
@@ -142,6 +150,8 @@ export interface EngineSettings {
   tokenizerConfigPath?: string;
   upstreamModel?: string;
   upstreamLimits: { options: number; levels: number; questions: number };
+  exactness: "strict" | "tolerant";
+  exactnessBound?: number;
 }
 
 export function parseConfig(env: Record<string, string | undefined>): Config {
@@ -175,6 +185,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
         levels: raw.JUDGE_UPSTREAM_MAX_LEVELS,
         questions: raw.JUDGE_UPSTREAM_MAX_QUESTIONS,
       },
+      exactness: raw.JUDGE_EXACTNESS,
+      exactnessBound: raw.JUDGE_EXACTNESS === "tolerant" ? raw.JUDGE_EXACTNESS_BOUND : undefined,
     },
     gpu: raw.JUDGE_GPU,
     slots: raw.JUDGE_SLOTS,

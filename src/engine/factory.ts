@@ -38,6 +38,8 @@ export function createEngine(config: EngineConfig, options: { showDownloadProgre
     upstreamLimits: engine.upstreamLimits,
     maxRequestTokens: config.maxRequestTokens,
     contextSize: config.contextSize,
+    exactness: engine.exactness,
+    exactnessBound: engine.exactnessBound,
   };
   switch (engine.kind) {
     case "llama-server":
