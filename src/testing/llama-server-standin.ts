@@ -68,9 +68,14 @@ export async function startLlamaServerStandIn(upstream: string, mode: StandInMod
     if (current === "ignores-bias") delete sent.logit_bias;
     const upstreamReply = await forward(upstream, "POST", route, JSON.stringify(sent), authorization);
     let reply = JSON.parse(upstreamReply.text);
-    if (current === "processed-as-logprobs") reply = renameProcessed(reply);
+    // A call with several prompts answers with a list of replies.
+    const each = (change: (one: any) => any) => (reply = Array.isArray(reply) ? reply.map(change) : change(reply));
+    if (current === "processed-as-logprobs") each(renameProcessed);
     if (current === "missing-ids") {
-      for (const entry of reply.completion_probabilities ?? []) for (const top of entry.top_logprobs ?? []) delete top.id;
+      each((one) => {
+        for (const entry of one.completion_probabilities ?? []) for (const top of entry.top_logprobs ?? entry.top_probs ?? []) delete top.id;
+        return one;
+      });
     }
     const text = JSON.stringify(reply);
     exchanges.push({ request, status: upstreamReply.status, reply, bytes: { request: Buffer.byteLength(body), reply: Buffer.byteLength(text) } });

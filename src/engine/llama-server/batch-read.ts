@@ -222,6 +222,10 @@ function rawGenerated(result: unknown, allowed: Set<Token>, session: BatchSessio
   if (!("top_logprobs" in entry)) return fail("returned post-sampling probabilities (it ignores post_sampling_probs: false)");
   if (typeof entry.id !== "number" || !allowed.has(entry.id as Token)) return fail(`generated token ${String(entry.id)}, not one it was constrained to (it ignores the grammar or logit_bias)`);
   if (typeof entry.logprob !== "number") return fail("returned an entry without a logprob");
+  const top = entry.top_logprobs;
+  if (!Array.isArray(top) || top.some((item) => typeof item?.id !== "number" || typeof item?.logprob !== "number")) {
+    return fail("returned a top_logprobs entry without an id or a logprob");
+  }
   return { id: entry.id as Token, logProb: entry.logprob };
 }
 
