@@ -25,6 +25,7 @@ export function createEngine(config: EngineConfig, options: { showDownloadProgre
       threads: config.threads,
       gpu: config.gpu,
       slots: config.slots,
+      exactness: engine.exactness,
       showDownloadProgress: options.showDownloadProgress,
     });
   }
