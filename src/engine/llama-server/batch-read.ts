@@ -1,7 +1,7 @@
 import type { Token } from "../label-trie.js";
 import { callJson, describe, quote, type RemoteServer } from "../remote/http.js";
 import { EngineFailedError, throwIfAborted } from "../types.js";
-import { checkStatus, FORCE_BIAS } from "./completion.js";
+import { checkStatus, FORCE_BIAS, parseCompletion } from "./completion.js";
 import { commonPrefix } from "../slot-router.js";
 
 /**
@@ -9,24 +9,26 @@ import { commonPrefix } from "../slot-router.js";
  * number of `/completion` calls, each carrying a list of prompts (llama-server runs the prompts
  * of one call pinned to one slot one after the other, in order, each continuing the slot's cache):
  *
- * A. relative: a grammar allowing only U (every candidate of every node, as token ids `<[id]>`)
- *    and `post_sampling_probs` with temperature 1 and no truncating sampler report, for each
- *    prompt, exp(lᵢ − l_max) / Σ_U over U: the exact ratios of the raw probabilities within U.
- *    A +100 bias on a token outside U makes the first (unconstrained) draw always invalid, so
- *    the server always redraws with the grammar applied first: the reported list is over U.
- * B. anchor: the same prompts, same grammar, temperature 0, raw values (`post_sampling_probs`
- *    false): the generated token is U's argmax and its reported logprob is its raw
- *    full-vocabulary log-softmax value, whatever its rank.
- * log p(t) = anchor + log rel(t) − log rel(anchor), exact to float32 rounding (~1e-7 relative).
- * A candidate the grammar cannot emit (a byte-fallback piece) or whose ratio underflows is read
- * by forcing it with `logit_bias` (one more call per such token, all its nodes together).
+ * B. raw: the raw top list (`n_probs` ≥ 64, `post_sampling_probs` false) with a spare token
+ *    forced by `logit_bias`, whose own raw value comes back whatever its rank. Candidates in the
+ *    list are done: with real models that is usually all of them, one call per question.
+ * A. relative, only for nodes with candidates outside their list (random weights, rare labels):
+ *    a grammar allowing only U (those nodes' candidates and their anchors, as token ids
+ *    `<[id]>`) and `post_sampling_probs` with temperature 1 and no truncating sampler report
+ *    exp(lᵢ − l_max) / Σ_U: the exact ratios of raw probabilities within U. A +100 bias on a
+ *    token outside U makes the first (unconstrained) draw always invalid, so the server always
+ *    redraws with the grammar applied first: the reported list is over U.
+ * log p(t) = log p(anchor) + log rel(t) − log rel(anchor), the anchor being the largest raw
+ * value B returned for that node; exact to float32 rounding (~1e-7 relative). A candidate the
+ * grammar cannot emit (a byte-fallback piece) or whose ratio underflows is read by forcing it
+ * with `logit_bias` (one more call per such token, all its nodes together).
  *
  * Batch shapes (see walk.ts): a read must evaluate at least its last two tokens together
- * (tolerant) or, in strict mode, the whole question suffix after the state prefix as one batch,
- * with the prefix evaluated in fixed chunks from position 0. Rollback prompts (the prompt cut
- * short plus a spare token, a sequence the cache never holds whole) placed before a read make
- * the server drop the tokens the read must evaluate. Both calls see the same shapes, so A's and
- * B's values come from the same logits.
+ * (tolerant) or, in strict mode, the question's stem after the state prefix as one batch and the
+ * node's last tokens as another, with the prefix evaluated in fixed chunks from position 0.
+ * Rollback prompts (the prompt cut short plus a spare token, a sequence the cache never holds
+ * whole) placed before a read make the server drop the tokens the read must evaluate. Both calls
+ * see the same shapes, so A's and B's values come from the same logits.
  */
 
 export type Exactness = "strict" | "tolerant";
@@ -63,18 +65,50 @@ interface Step {
   evaluates?: number;
 }
 
+/** The raw list's size: labels a model means are near the top (real models: usually all found there). */
+export const MIN_TOP = 64;
+
 /** Raw log-probabilities of every node's candidates, in the order of `nodes`. */
 export async function readNodes(session: BatchSession, nodes: NodeToRead[], signal?: AbortSignal): Promise<Map<Token, number>[]> {
   const out = nodes.map(() => new Map<Token, number>());
   if (nodes.length === 0) return out;
+  const where = `${describe(session.server)}/completion`;
   const union = [...new Set(nodes.flatMap((node) => node.candidates))];
-  const allowed = new Set(union);
-  const grammar = `root ::= ${union.map((id) => `<[${id}]>`).join(" | ")}`;
-  const outside = session.spareTokens.find((id) => !allowed.has(id)) ?? firstOutside(allowed);
+  const spare = session.spareTokens[0];
 
-  const relative = await call(session, plan(session, nodes, true), {
+  // B. Raw: the top list, and the forced spare token's own raw value, for every node.
+  const raw = await call(session, plan(session, nodes, true), {
     n_predict: 1,
-    n_probs: union.length,
+    n_probs: Math.max(MIN_TOP, 2 * union.length),
+    post_sampling_probs: false,
+    temperature: 0,
+    logit_bias: [[spare, FORCE_BIAS]],
+  }, signal);
+  const anchors: Array<{ id: Token; logProb: number }> = [];
+  const pending: number[] = [];
+  nodes.forEach((node, i) => {
+    const read = parseCompletion(raw[i], spare, where);
+    // The largest raw value known anchors the ratios: its ratio is the last to underflow.
+    let anchor = { id: spare, logProb: read.logProb };
+    for (const token of node.candidates) {
+      const value = token === spare ? read.logProb : read.top.get(token);
+      if (value === undefined) continue;
+      out[i].set(token, value);
+      if (value > anchor.logProb) anchor = { id: token, logProb: value };
+    }
+    anchors[i] = anchor;
+    if (out[i].size < node.candidates.length) pending.push(i);
+  });
+  if (pending.length === 0) return out;
+
+  // A. Relative, for the nodes with candidates outside their top list.
+  const pendingNodes = pending.map((i) => nodes[i]);
+  const allowed = new Set([...pendingNodes.flatMap((node) => node.candidates), ...pending.map((i) => anchors[i].id)]);
+  const grammar = `root ::= ${[...allowed].map((id) => `<[${id}]>`).join(" | ")}`;
+  const outside = session.spareTokens.find((id) => !allowed.has(id)) ?? firstOutside(allowed);
+  const relative = await call(session, plan(session, pendingNodes, false), {
+    n_predict: 1,
+    n_probs: allowed.size,
     post_sampling_probs: true,
     temperature: 1,
     samplers: ["temperature"],
@@ -85,21 +119,20 @@ export async function readNodes(session: BatchSession, nodes: NodeToRead[], sign
     grammar,
     logit_bias: [[outside, FORCE_BIAS]],
   }, signal);
-  const anchors = await call(session, plan(session, nodes, false), { n_predict: 1, n_probs: 1, post_sampling_probs: false, temperature: 0, grammar }, signal);
-
   const missing = new Map<Token, number[]>();
-  nodes.forEach((node, i) => {
-    const ratios = relativeList(relative[i], allowed, session);
-    const anchor = rawGenerated(anchors[i], allowed, session);
+  pending.forEach((i, k) => {
+    const ratios = relativeList(relative[k], allowed, session);
+    const anchor = anchors[i];
     const anchorRatio = ratios.get(anchor.id);
-    for (const token of node.candidates) {
+    for (const token of nodes[i].candidates) {
+      if (out[i].has(token)) continue;
       const ratio = ratios.get(token);
-      if (token === anchor.id) out[i].set(token, anchor.logProb);
-      else if (ratio !== undefined && ratio > 0 && anchorRatio !== undefined && anchorRatio > 0) {
+      if (ratio !== undefined && ratio > 0 && anchorRatio !== undefined && anchorRatio > 0) {
         out[i].set(token, anchor.logProb + Math.log(ratio) - Math.log(anchorRatio));
       } else missing.set(token, [...(missing.get(token) ?? []), i]);
     }
   });
+  // Pieces the grammar cannot emit (byte-fallback tokens) or ratios that underflowed: forced.
   for (const [token, indexes] of missing) {
     throwIfAborted(signal);
     const forced = await call(session, plan(session, indexes.map((i) => nodes[i]), false), {
@@ -109,10 +142,7 @@ export async function readNodes(session: BatchSession, nodes: NodeToRead[], sign
       temperature: 0,
       logit_bias: [[token, FORCE_BIAS]],
     }, signal);
-    indexes.forEach((nodeIndex, k) => {
-      const read = rawGenerated(forced[k], new Set([token]), session);
-      out[nodeIndex].set(token, read.logProb);
-    });
+    indexes.forEach((nodeIndex, k) => out[nodeIndex].set(token, parseCompletion(forced[k], token, where).logProb));
   }
   return out;
 }
@@ -211,22 +241,6 @@ function relativeList(result: unknown, allowed: Set<Token>, session: BatchSessio
     ratios.set(item.id as Token, item.prob);
   }
   return ratios;
-}
-
-/** The generated token and its raw log-probability (which must be one of `allowed`). */
-function rawGenerated(result: unknown, allowed: Set<Token>, session: BatchSession): { id: Token; logProb: number } {
-  const entry = entryOf(result, session);
-  const fail = (why: string): never => {
-    throw new EngineFailedError(`${describe(session.server)}/completion ${why}: ${quote(result)}`);
-  };
-  if (!("top_logprobs" in entry)) return fail("returned post-sampling probabilities (it ignores post_sampling_probs: false)");
-  if (typeof entry.id !== "number" || !allowed.has(entry.id as Token)) return fail(`generated token ${String(entry.id)}, not one it was constrained to (it ignores the grammar or logit_bias)`);
-  if (typeof entry.logprob !== "number") return fail("returned an entry without a logprob");
-  const top = entry.top_logprobs;
-  if (!Array.isArray(top) || top.some((item) => typeof item?.id !== "number" || typeof item?.logprob !== "number")) {
-    return fail("returned a top_logprobs entry without an id or a logprob");
-  }
-  return { id: entry.id as Token, logProb: entry.logprob };
 }
 
 function firstOutside(allowed: Set<Token>): Token {
