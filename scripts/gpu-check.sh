@@ -68,7 +68,7 @@ serve() { # name, extra env…
   local acct
   acct=$(node bin/judge.js accounts create --name bench --plan bench --json --db "$db" | json 'v.id')
   node bin/judge.js balance top-up --account "$acct" --amount 100000 --db "$db" >/dev/null
-  node bin/judge.js keys create --account "$acct" --json --db "$db" | json 'v.key' >"$work/$name.key"
+  node bin/judge.js keys create --account "$acct" --json --db "$db" 2>/dev/null | json 'v.key' >"$work/$name.key"
   env JUDGE_DB="$db" JUDGE_PORT="$served_port" JUDGE_LOG_LEVEL=warn JUDGE_REQUEST_TIMEOUT_MS=600000 "$@" node bin/judge.js serve >"$work/$name.log" 2>&1 &
   served_pid=$!
   pids+=($served_pid)
