@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Question } from "../../judgment/schema.js";
 import { tinyFixturePath } from "../../testing/fixture.js";
@@ -98,4 +99,32 @@ describe("slots run in parallel against a server that batches", () => {
     measured.push(`8 concurrent (strict): ${JSON.stringify(t)}`);
     expect(t.eight, JSON.stringify(t)).toBeGreaterThan(6 * t.alone);
   });
+});
+
+/** A real model (the real-models cache; skipped where it is absent): labels are near the top, one call per question. */
+const REAL_MODEL = "/tmp/real-models/SmolLM2-135M-Instruct.Q4_1.gguf";
+
+describe.skipIf(!existsSync(REAL_MODEL))("on a real model (SmolLM2-135M-Instruct Q4_1)", () => {
+  it("the 3-question request makes one call per question: its labels are in the raw top list", async () => {
+    const real = await startLlamaServer({ model: REAL_MODEL, slots: 1, contextSize: 8192 });
+    const recorder = await startLlamaServerStandIn(real.url);
+    const engine = createLlamaServerEngine(remoteOptions(recorder.url, { server: { url: recorder.url, timeoutMs: 120_000 } }));
+    try {
+      await engine.ready;
+      expect(await engine.status(), real.output()).toEqual({ state: "ready" });
+      const seen: Record<string, unknown> = {};
+      // The 255-option choice (2 calls, ~1 MB, measured once) takes minutes on a shared 2-core machine: not repeated here.
+      for (const [what, questions, most] of [["3 questions", THREE, 3]] as const) {
+        recorder.exchanges.length = 0;
+        await probabilities(engine, STATE, [...questions]);
+        seen[what] = { calls: recorder.exchanges.length, bytes: recorder.exchanges.reduce((sum, e) => sum + e.bytes.request + e.bytes.reply, 0) };
+        expect(recorder.exchanges.length, JSON.stringify(seen)).toBeLessThanOrEqual(most);
+      }
+      measured.push(`SmolLM2-135M (strict): ${JSON.stringify(seen)}`);
+    } finally {
+      await engine.close();
+      await recorder.close();
+      await real.stop();
+    }
+  }, 300_000);
 });
