@@ -155,7 +155,8 @@ function plan(session: BatchSession, nodes: NodeToRead[], first: boolean): Step[
     const prefix = nodes[0].context.slice(0, session.prefixLength);
     // Each chunk ends in a spare token that the next step drops: a kept token is never the one
     // token a step evaluates (the server's RAM prompt cache may restore all but one of a prompt).
-    if (first && session.prefixReused < prefix.length) {
+    const chunked = first && session.prefixReused < prefix.length;
+    if (chunked) {
       const from = Math.floor(session.prefixReused / STRICT_CHUNK) * STRICT_CHUNK;
       for (let end = from; end < prefix.length; end += STRICT_CHUNK) steps.push({ tokens: [...prefix.slice(0, end), spareFor(prefix[end])] });
     }
@@ -169,7 +170,14 @@ function plan(session: BatchSession, nodes: NodeToRead[], first: boolean): Step[
         stem = nodeStem;
       }
       steps.push({ tokens: [...stem, spareFor(node.context[node.stem])] });
-      steps.push({ tokens: node.context, node: i, evaluates: node.context.length - node.stem });
+      steps.push({ tokens: node.context, node: i });
+    });
+    // What each step must evaluate, given what the previous one left in the slot (a prompt the
+    // cache holds whole evaluates its last token again). Unchunked, the slot holds the prefix
+    // and then some; chunked from an unknown state, the first step is not checked.
+    steps.forEach((step, i) => {
+      const held = i > 0 ? steps[i - 1].tokens : chunked ? undefined : prefix;
+      if (held) step.evaluates = Math.max(1, step.tokens.length - commonPrefix(held, step.tokens));
     });
     return steps;
   }
@@ -204,15 +212,15 @@ async function call(session: BatchSession, steps: Step[], fields: Record<string,
   if (results.length !== steps.length) throw new EngineFailedError(`${where} answered ${results.length} results for ${steps.length} prompts: ${quote(reply.body)}`);
   const byNode: unknown[] = [];
   steps.forEach((step, i) => {
-    if (step.node === undefined) return;
-    // A read in another shape than planned would answer (slightly) differently: refuse it.
+    // A step in another shape than planned would make reads answer (slightly) differently: refuse it.
     const evaluated = (results[i] as Record<string, unknown> | undefined)?.["timings/prompt_n"];
     if (typeof evaluated === "number" && step.evaluates !== undefined && evaluated !== step.evaluates) {
       throw new EngineFailedError(
-        `${where} evaluated ${evaluated} tokens of a read, not the ${step.evaluates} planned: the server restored the prompt from elsewhere (start llama-server with --cache-ram 0)`,
+        `${where} evaluated ${evaluated} tokens of a prompt, not the ${step.evaluates} planned: the slot's cache is not what this engine left there ` +
+          "(a restarted server, another client on the slot, or its RAM prompt cache: start llama-server with --cache-ram 0)",
       );
     }
-    byNode.push(results[i]);
+    if (step.node !== undefined) byNode.push(results[i]);
   });
   return byNode;
 }
