@@ -17,10 +17,10 @@ import { readNodes, type BatchSession, type NodeToRead } from "./batch-read.js";
  * makes the answers independent of the other questions, their order and earlier requests. A
  * slot's reads run one at a time, in a fixed order (one call's prompts run in order on its slot).
  *
- * Every internal node of a question's label trie is read in the same two calls (see
- * batch-read.ts): a request costs two HTTP calls per question whatever its options, plus one per
- * label token the server's grammar cannot emit (byte-fallback pieces), which ordinary labels
- * never need.
+ * Every internal node of a question's label trie is read in the same one or two calls (see
+ * batch-read.ts): a request costs one HTTP call per question when its labels are in the raw top
+ * list (real models, usually), two otherwise, whatever its options, plus one per label token
+ * the server's grammar cannot emit (byte-fallback pieces), which ordinary labels never need.
  */
 export type SlotSession = Omit<BatchSession, "prefixLength">;
 
