@@ -62,8 +62,9 @@ const ConfigSchema = z.object({
    * strict: answers independent of caching and other traffic by construction (fixed shapes, one
    * request at a time); tolerant: parallel and batched, refused at start-up when the probe
    * measures more than JUDGE_EXACTNESS_BOUND (README "Exactness: strict and tolerant").
+   * Default: strict, except tolerant for vllm and sglang (GPU servers that batch continuously).
    */
-  JUDGE_EXACTNESS: z.enum(["strict", "tolerant"]).default("strict"),
+  JUDGE_EXACTNESS: z.enum(["strict", "tolerant"]).optional(),
   /** tolerant: the largest max |Δp| the start-up probe accepts (default 1e-3); strict always uses 1e-9. */
   JUDGE_EXACTNESS_BOUND: z.coerce.number().positive().max(1).optional(),
   /** In-process: which llama.cpp backend; `auto` uses a GPU when node-llama-cpp finds one. */
@@ -164,6 +165,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (raw.JUDGE_ENGINE !== "llama" && !raw.JUDGE_ENGINE_URL) {
     throw new Error(`Invalid configuration:\n  JUDGE_ENGINE_URL: required when JUDGE_ENGINE is ${raw.JUDGE_ENGINE}`);
   }
+  const exactnessMode = raw.JUDGE_EXACTNESS ?? (raw.JUDGE_ENGINE === "vllm" || raw.JUDGE_ENGINE === "sglang" ? "tolerant" : "strict");
   return {
     host: raw.JUDGE_HOST,
     port: raw.JUDGE_PORT,
@@ -185,8 +187,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
         levels: raw.JUDGE_UPSTREAM_MAX_LEVELS,
         questions: raw.JUDGE_UPSTREAM_MAX_QUESTIONS,
       },
-      exactness: raw.JUDGE_EXACTNESS,
-      exactnessBound: raw.JUDGE_EXACTNESS === "tolerant" ? raw.JUDGE_EXACTNESS_BOUND : undefined,
+      exactness: exactnessMode,
+      exactnessBound: exactnessMode === "tolerant" ? raw.JUDGE_EXACTNESS_BOUND : undefined,
     },
     gpu: raw.JUDGE_GPU,
     slots: raw.JUDGE_SLOTS,
