@@ -11,7 +11,7 @@ work=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EX
 port() { node -e 'const s=require("net").createServer().listen(0,()=>{console.log(s.address().port);s.close()})'; }
 ls_port=$(port); a_port=$(port); b_port=$(port)
 threads=$(node -e 'console.log(Math.max(1, require("os").availableParallelism()))')
-"$bin" -m "$model" --host 127.0.0.1 --port "$ls_port" -np 1 -c 8192 -fa off --threads "$threads" --no-warmup >"$work/llama-server.log" 2>&1 &
+"$bin" -m "$model" --host 127.0.0.1 --port "$ls_port" -np 1 -c 8192 -fa off --cache-ram 0 --threads "$threads" --no-warmup >"$work/llama-server.log" 2>&1 &
 for side in a b; do
   db="$work/$side.db"
   node bin/judge.js plans create --name bench --rpm 1000000 --allowance 0 --price 0.05 --create --db "$db" >/dev/null

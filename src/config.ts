@@ -58,6 +58,15 @@ const ConfigSchema = z.object({
   JUDGE_UPSTREAM_MAX_OPTIONS: integer(255, 2, 255),
   JUDGE_UPSTREAM_MAX_LEVELS: integer(10, 2, 10),
   JUDGE_UPSTREAM_MAX_QUESTIONS: integer(64, 1, 1024),
+  /**
+   * strict: answers independent of caching and other traffic by construction (fixed shapes, one
+   * request at a time); tolerant: parallel and batched, refused at start-up when the probe
+   * measures more than JUDGE_EXACTNESS_BOUND (README "Exactness: strict and tolerant").
+   * Default: strict, except tolerant for vllm and sglang (GPU servers that batch continuously).
+   */
+  JUDGE_EXACTNESS: z.enum(["strict", "tolerant"]).optional(),
+  /** tolerant: the largest max |Δp| the start-up probe accepts (default 1e-3); strict always uses 1e-9. */
+  JUDGE_EXACTNESS_BOUND: z.coerce.number().positive().max(1).optional(),
   /** In-process: which llama.cpp backend; `auto` uses a GPU when node-llama-cpp finds one. */
   JUDGE_GPU: z.enum(["auto", "cuda", "vulkan", "metal", "off"]).default("auto"),
   /** In-process: states kept cached at once (sequences of the context); a request goes to the slot sharing its longest prefix. */
@@ -147,6 +156,8 @@ export interface EngineSettings {
   tokenizerConfigPath?: string;
   upstreamModel?: string;
   upstreamLimits: { options: number; levels: number; questions: number };
+  exactness: "strict" | "tolerant";
+  exactnessBound?: number;
 }
 
 export function parseConfig(env: Record<string, string | undefined>): Config {
@@ -159,6 +170,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (raw.JUDGE_ENGINE !== "llama" && !raw.JUDGE_ENGINE_URL) {
     throw new Error(`Invalid configuration:\n  JUDGE_ENGINE_URL: required when JUDGE_ENGINE is ${raw.JUDGE_ENGINE}`);
   }
+  const exactnessMode = raw.JUDGE_EXACTNESS ?? (raw.JUDGE_ENGINE === "vllm" || raw.JUDGE_ENGINE === "sglang" ? "tolerant" : "strict");
   return {
     host: raw.JUDGE_HOST,
     port: raw.JUDGE_PORT,
@@ -180,6 +192,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
         levels: raw.JUDGE_UPSTREAM_MAX_LEVELS,
         questions: raw.JUDGE_UPSTREAM_MAX_QUESTIONS,
       },
+      exactness: exactnessMode,
+      exactnessBound: exactnessMode === "tolerant" ? raw.JUDGE_EXACTNESS_BOUND : undefined,
     },
     gpu: raw.JUDGE_GPU,
     slots: raw.JUDGE_SLOTS,

@@ -123,7 +123,13 @@ async function serveWith(
     const status = await engine.status();
     if (status.state === "ready") {
       temperatures = temperaturesFor(calibration, engine.modelId);
-      log.info("model ready", { model: engine.modelId, ...engine.description, calibrated: calibration !== undefined && Object.hasOwn(calibration.models, engine.modelId) });
+      const { exactness, ...described } = engine.description;
+      log.info("model ready", {
+        model: engine.modelId,
+        ...described,
+        ...(exactness && { exactness: exactness.mode, exactness_bound: exactness.bound, exactness_measured: exactness.measured, exactness_backend: exactness.backendMode }),
+        calibrated: calibration !== undefined && Object.hasOwn(calibration.models, engine.modelId),
+      });
     }
     else {
       log.error("model unavailable", { detail: status.state === "failed" ? status.detail : status.state });

@@ -25,6 +25,7 @@ export function createEngine(config: EngineConfig, options: { showDownloadProgre
       threads: config.threads,
       gpu: config.gpu,
       slots: config.slots,
+      exactness: engine.exactness,
       showDownloadProgress: options.showDownloadProgress,
     });
   }
@@ -38,6 +39,8 @@ export function createEngine(config: EngineConfig, options: { showDownloadProgre
     upstreamLimits: engine.upstreamLimits,
     maxRequestTokens: config.maxRequestTokens,
     contextSize: config.contextSize,
+    exactness: engine.exactness,
+    exactnessBound: engine.exactnessBound,
   };
   switch (engine.kind) {
     case "llama-server":

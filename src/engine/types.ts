@@ -40,6 +40,22 @@ export interface EngineDescription {
   backend: string;
   /** States kept cached at once (in-process slots, llama-server slots); absent where the server decides. */
   slots?: number;
+  /** The exactness contract served (JUDGE_EXACTNESS) and what the start-up probe measured; absent until measured. */
+  exactness?: ExactnessReport;
+}
+
+/**
+ * strict: answers independent of caching and other traffic by construction (fixed shapes, one
+ * request at a time); tolerant: parallel and batched, within a bound the start-up probe checks.
+ */
+export interface ExactnessReport {
+  mode: "strict" | "tolerant";
+  /** The largest |Δp| accepted at start-up (JUDGE_EXACTNESS_BOUND, or 1e-9 in strict). */
+  bound: number;
+  /** The probe's figure: max |Δp| between a cached and a fresh read, and alone against beside other traffic. */
+  measured?: number;
+  /** What the backend says of its own determinism, where it says (vLLM batch invariance, SGLang deterministic inference). */
+  backendMode?: string;
 }
 
 export type EngineStatus =

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { EngineStats, JudgmentEngine } from "../engine/types.js";
+import type { EngineStats, ExactnessReport, JudgmentEngine } from "../engine/types.js";
 
 /**
  * The service's Prometheus metrics, built once per process (buildServices) and fed by the HTTP
@@ -23,6 +23,8 @@ export interface Metrics {
   engineEvaluated(result: { inputTokens: number; timingMs: number }): void;
   /** Reads an engine's own cumulative prefix-cache counters at each scrape. */
   readPrefixCacheFrom(stats: () => PrefixCacheStats | undefined): void;
+  /** Reads the engine's exactness contract (mode, bound, measured figure) at each scrape. */
+  readExactnessFrom(report: () => ExactnessReport | undefined): void;
 }
 
 export type BillingOutcome = "plan" | "balance" | "insufficient_funds";
@@ -89,6 +91,20 @@ export function createMetrics(): Metrics {
     registers,
   });
   const prefixCache = prefixCacheCounter(registers);
+  let exactness: (() => ExactnessReport | undefined) | undefined;
+  new Gauge({
+    name: "judge_engine_exactness_max_dp",
+    help: "The engine's exactness contract: bound = the largest max |Δp| its start-up probe accepts, measured = what it measured (cached vs fresh, alone vs beside other traffic); labelled by mode (strict, tolerant).",
+    labelNames: ["mode", "figure"] as const,
+    registers,
+    collect() {
+      const report = exactness?.();
+      this.reset();
+      if (!report) return;
+      this.set({ mode: report.mode, figure: "bound" }, report.bound);
+      if (report.measured !== undefined) this.set({ mode: report.mode, figure: "measured" }, report.measured);
+    },
+  });
 
   return {
     async render() {
@@ -122,6 +138,7 @@ export function createMetrics(): Metrics {
       busy.inc(timingMs / 1000);
     },
     readPrefixCacheFrom: (stats) => prefixCache.readFrom(stats),
+    readExactnessFrom: (report) => void (exactness = report),
   };
 }
 
@@ -151,6 +168,7 @@ function prefixCacheCounter(registers: Registry[]) {
  */
 export function meterEngine(engine: JudgmentEngine, metrics: Metrics): JudgmentEngine {
   if (engine.stats) metrics.readPrefixCacheFrom(() => engine.stats?.());
+  metrics.readExactnessFrom(() => engine.description.exactness);
   const prepare: JudgmentEngine["prepare"] = (prompt, signal) => metrics.engineCall("prepare", () => engine.prepare(prompt, signal));
   const evaluate: JudgmentEngine["evaluate"] = async (prepared, signal) => {
     const result = await metrics.engineCall("evaluate", () => engine.evaluate(prepared, signal));

@@ -28,11 +28,15 @@ export interface Exchange {
   request: Record<string, any>;
   status: number;
   reply: any;
+  /** Bytes of the request and reply bodies, as sent over the wire. */
+  bytes: { request: number; reply: number };
 }
 
 export interface LlamaServerStandIn {
   url: string;
   mode: StandInMode;
+  /** Added before relaying each /completion call: a server that takes this long per call (a slow or remote GPU). */
+  delayMs: number;
   /** Every /completion exchange relayed from the real server so far. */
   readonly exchanges: Exchange[];
   close(): Promise<void>;
@@ -40,7 +44,7 @@ export interface LlamaServerStandIn {
 
 export async function startLlamaServerStandIn(upstream: string, mode: StandInMode = "pass"): Promise<LlamaServerStandIn> {
   const exchanges: Exchange[] = [];
-  const state = { mode };
+  const state = { mode, delayMs: 0 };
 
   const server = http.createServer((req, res) => {
     handle(req, res).catch(() => res.destroy());
@@ -58,17 +62,23 @@ export async function startLlamaServerStandIn(upstream: string, mode: StandInMod
     if (current === "error-500") {
       return void relay(res, { status: 500, text: JSON.stringify({ error: { code: 500, message: "injected failure", type: "server_error" } }) });
     }
+    if (state.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, state.delayMs));
     const sent = { ...request };
     if (current === "post-sampling" || current === "processed-as-logprobs") sent.post_sampling_probs = true;
     if (current === "ignores-bias") delete sent.logit_bias;
     const upstreamReply = await forward(upstream, "POST", route, JSON.stringify(sent), authorization);
     let reply = JSON.parse(upstreamReply.text);
-    if (current === "processed-as-logprobs") reply = renameProcessed(reply);
+    // A call with several prompts answers with a list of replies.
+    const each = (change: (one: any) => any) => (reply = Array.isArray(reply) ? reply.map(change) : change(reply));
+    if (current === "processed-as-logprobs") each(renameProcessed);
     if (current === "missing-ids") {
-      for (const entry of reply.completion_probabilities ?? []) for (const top of entry.top_logprobs ?? []) delete top.id;
+      each((one) => {
+        for (const entry of one.completion_probabilities ?? []) for (const top of entry.top_logprobs ?? entry.top_probs ?? []) delete top.id;
+        return one;
+      });
     }
-    exchanges.push({ request, status: upstreamReply.status, reply });
     const text = JSON.stringify(reply);
+    exchanges.push({ request, status: upstreamReply.status, reply, bytes: { request: Buffer.byteLength(body), reply: Buffer.byteLength(text) } });
     relay(res, { status: upstreamReply.status, text: current === "malformed-json" ? text.slice(0, Math.floor(text.length / 2)) : text });
   };
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
@@ -81,6 +91,12 @@ export async function startLlamaServerStandIn(upstream: string, mode: StandInMod
     },
     set mode(value: StandInMode) {
       state.mode = value;
+    },
+    get delayMs() {
+      return state.delayMs;
+    },
+    set delayMs(value: number) {
+      state.delayMs = value;
     },
     exchanges,
     async close() {

@@ -54,6 +54,8 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
     "--threads", String(options.threads ?? 1),
     "-fa", options.flashAttention ?? "off",
     "--no-warmup",
+    // Strict exactness needs it (the RAM prompt cache restores prompts evaluated in other shapes).
+    "--cache-ram", "0",
     ...(options.extraArgs ?? []),
   ];
   const child = spawn(llamaServerBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });

@@ -1,3 +1,4 @@
+import { probeExactness, STRICT_BOUND, TOLERANT_BOUND } from "./exactness-probe.js";
 /**
  * The life of an engine on an HF-tokenizer inference server (vLLM, SGLang): wait for the server,
  * check it, then prepare through its tokenizer and read label probabilities node by node.
@@ -17,6 +18,8 @@ import {
   throwIfAborted,
   type EngineStatus,
   type JudgmentEngine,
+  type EngineDescription,
+  type ExactnessReport,
 } from "../types.js";
 import { pingHealth, servedModel, serverTokenizer } from "./server.js";
 import { probeCandidates, probeRawLogprobs } from "./probe.js";
@@ -36,6 +39,7 @@ export interface HfServerAdapter {
 
 interface Started {
   model: string;
+  exactness: ExactnessReport;
   prepare: (prompt: JudgmentPrompt, signal?: AbortSignal) => Promise<RemotePrepared>;
 }
 
@@ -86,7 +90,10 @@ export function createHfServerEngine(options: RemoteEngineOptions, adapter: HfSe
     get modelId() {
       return options.modelId ?? started?.model ?? options.upstreamModel ?? adapter.kind;
     },
-    description: { kind: adapter.kind, backend: describe(server) },
+    get description(): EngineDescription {
+      const exactness = started?.exactness ?? { mode: options.exactness ?? "strict", bound: exactnessBound(options) };
+      return { kind: adapter.kind, backend: describe(server), exactness };
+    },
     ready,
     async status(): Promise<EngineStatus> {
       if (phase.state !== "ready") return phase;
@@ -147,8 +154,14 @@ async function connect(
   const tokens: Token[] = [...probe.prefixTokens, ...probe.questions[0].tokens];
   const read = (at: Token[], candidates: Token[], temperature: number, force?: Token) =>
     adapter.createReader(served.name, temperature, force).read(at, candidates, signal);
-  await probeRawLogprobs(read, tokens, await probeCandidates(tokenizer), adapter.idsField);
-  return { model: served.name, prepare };
+  const candidates = await probeCandidates(tokenizer);
+  await probeRawLogprobs(read, tokens, candidates, adapter.idsField);
+  const exactness = await probeExactness(read, tokens, candidates, options.exactness ?? "strict", exactnessBound(options), { server, kind: adapter.kind }, signal);
+  return { model: served.name, prepare, exactness };
+}
+
+function exactnessBound(options: RemoteEngineOptions): number {
+  return (options.exactness ?? "strict") === "strict" ? STRICT_BOUND : (options.exactnessBound ?? TOLERANT_BOUND);
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

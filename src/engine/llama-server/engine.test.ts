@@ -132,8 +132,9 @@ describe("prefix reuse", () => {
         for (const state of states) {
           stand.exchanges.length = 0;
           const { prepared } = await probabilities(engine, state, questions);
-          const exchanges = stand.exchanges.map((e) => e.reply);
-          seen.push({ slots: exchanges.map((r) => r.id_slot), firstCached: exchanges[0].timings.cache_n, prefix: (prepared as any).prefixTokens.length });
+          // One call carries several prompts (an array of replies); each reply says what it took from the cache.
+          const first = [stand.exchanges[0].reply].flat()[0];
+          seen.push({ slots: stand.exchanges.map((e) => e.request.id_slot), firstCached: first["timings/cache_n"], prefix: (prepared as any).prefixTokens.length });
         }
         rounds.push(seen);
       }

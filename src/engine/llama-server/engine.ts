@@ -2,17 +2,20 @@ import type { RemoteEngineOptions } from "../remote/options.js";
 import { describe } from "../remote/http.js";
 import { createRemotePreparer, RemotePrepared } from "../remote/prepare.js";
 import { createChatPromptTemplate } from "../chat-prompt.js";
-import { createSlotRouter, type SlotRouter } from "../slot-router.js";
+import { commonPrefix, createSlotRouter, type SlotRouter } from "../slot-router.js";
+import { createSerialQueue } from "../llama/serial-queue.js";
+import { STRICT_CHUNK, type Exactness } from "./batch-read.js";
 import {
   EngineFailedError,
   EngineUnavailableError,
   throwIfAborted,
   type EngineDescription,
+  type ExactnessReport,
   type EngineStatus,
   type JudgmentEngine,
 } from "../types.js";
 import type { Token } from "../label-trie.js";
-import { BATCHING_TOLERANCE, IncompatibleServerError, probeRawReadout } from "./probe.js";
+import { IncompatibleServerError, probeRawReadout, STRICT_BOUND, TOLERANT_BOUND } from "./probe.js";
 import { builtinTokens, createServerTokenizer, spareTokens } from "./tokenizer.js";
 import { ServerLoadingError } from "./completion.js";
 import { chatWrapperFor, factsChanged, readServerFacts, type ServerFacts } from "./server-facts.js";
@@ -20,8 +23,10 @@ import { readLabelLogProbsOnSlot } from "./walk.js";
 
 /** Knobs for tests and operators; the defaults are what production runs with. */
 export interface LlamaServerEngineTuning {
-  /** Max |Δp| between a cached and a fresh read accepted at start-up (see probe.ts). */
+  /** Max |Δp| between a cached and a fresh read accepted at start-up (see probe.ts); defaults to the mode's bound. */
   batchingTolerance?: number;
+  /** Counts `/completion` calls and reply bytes (tests, bench). */
+  onCall?: (bytes: number) => void;
   /** First and longest wait between start-up attempts while the server is loading or unreachable. */
   retryMs?: { first: number; max: number };
 }
@@ -31,6 +36,7 @@ interface Connected {
   spare: [Token, Token];
   router: SlotRouter;
   prepare: ReturnType<typeof createRemotePreparer>;
+  measured: number;
 }
 
 /** `status()` asks the server at most this long, so /health answers promptly when it is gone. */
@@ -51,15 +57,23 @@ export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: Ll
   // A permanent refusal (the server would answer inexactly) or the engine being closed.
   let refused: string | undefined;
   let lastProblem: unknown = new EngineUnavailableError("not contacted yet");
+  const mode: Exactness = options.exactness ?? "strict";
+  const bound = tuning.batchingTolerance ?? options.exactnessBound ?? (mode === "strict" ? STRICT_BOUND : TOLERANT_BOUND);
+  // Strict: one request at a time on the whole server, so nothing is ever batched beside a read;
+  // and what each slot's cache holds, to reuse a prefix only where its chunks are the same.
+  const serial = createSerialQueue();
+  const heldPrefix = new Map<number, readonly Token[]>();
 
   const connect = async (): Promise<Connected> => {
     const facts = await readServerFacts(server, stop.signal);
     const tokenizer = createServerTokenizer(server, facts.vocabularySize);
     const builtins = await builtinTokens(facts, tokenizer);
     let spare: [Token, Token];
+    let measured: number;
     try {
       spare = await spareTokens(tokenizer, stop.signal);
-      await probeRawReadout(server, facts, tokenizer, builtins, spare, tuning.batchingTolerance ?? BATCHING_TOLERANCE, stop.signal);
+      ({ measured } = await probeRawReadout(server, facts, tokenizer, builtins, spare, mode, bound, stop.signal));
+      heldPrefix.clear();
     } catch (error) {
       // A server that answers the probe with something unusable (processed values, ignored
       // fields, missing ids) would do so for every request: refuse it for good.
@@ -73,7 +87,7 @@ export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: Ll
       contextSize: Math.min(options.contextSize, facts.slotContext),
       maxRequestTokens: options.maxRequestTokens,
     });
-    return { facts, spare, router: createSlotRouter(facts.slots), prepare };
+    return { facts, spare, router: createSlotRouter(facts.slots), prepare, measured };
   };
 
   const ready = (async () => {
@@ -106,7 +120,8 @@ export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: Ll
       return options.modelId ?? connected?.facts.modelName ?? "llama-server";
     },
     get description(): EngineDescription {
-      return { kind: "llama-server", backend, slots: connected?.facts.slots };
+      const exactness: ExactnessReport = { mode, bound, measured: connected?.measured };
+      return { kind: "llama-server", backend, slots: connected?.facts.slots, exactness };
     },
     ready,
     async status(): Promise<EngineStatus> {
@@ -138,12 +153,18 @@ export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: Ll
       throwIfAborted(signal);
       // The state's slot, waited for in arrival order: its cache then holds this prefix.
       const lease = await target.router.acquire(prepared.prefixTokens);
-      try {
+      const run = async () => {
         throwIfAborted(signal);
         const started = performance.now();
-        const session = { server, slot: lease.slot, vocabularySize: target.facts.vocabularySize, spareTokens: target.spare };
+        const prefix = prepared.prefixTokens;
+        const session = { server, slot: lease.slot, spareTokens: target.spare, exactness: mode, prefixReused: strictReuse(heldPrefix.get(lease.slot), prefix), onCall: tuning.onCall };
+        heldPrefix.delete(lease.slot);
         const labelLogProbs = await readLabelLogProbsOnSlot(prepared, session, signal);
+        heldPrefix.set(lease.slot, prefix);
         return { labelLogProbs, inputTokens: prepared.inputTokens, timingMs: performance.now() - started };
+      };
+      try {
+        return await (mode === "strict" ? serial.run(run) : run());
       } finally {
         lease.release();
       }
@@ -156,6 +177,18 @@ export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: Ll
       connected = undefined;
     },
   };
+}
+
+/**
+ * Strict: prefix tokens a slot holds in this prefix's own chunks. The same prefix: all of it;
+ * another one sharing a start: the whole chunks they share (a partial last chunk was evaluated
+ * in another shape); unknown (a failed read, a new slot): none.
+ */
+function strictReuse(held: readonly Token[] | undefined, prefix: readonly Token[]): number {
+  if (!held) return 0;
+  const common = commonPrefix(held, prefix);
+  if (common === prefix.length && held.length === prefix.length) return common;
+  return Math.floor(common / STRICT_CHUNK) * STRICT_CHUNK;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -41,6 +41,8 @@ export interface LlamaEngineOptions {
   gpu?: LlamaGpu;
   /** States kept cached at once (JUDGE_SLOTS); 1 by default. */
   slots?: number;
+  /** JUDGE_EXACTNESS: strict evaluates one request at a time on every backend; tolerant lets slots decode in parallel. */
+  exactness?: "strict" | "tolerant";
   /** Shows a download progress bar for a missing model. */
   showDownloadProgress?: boolean;
 }
@@ -70,7 +72,11 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
   // (sequence-brancher.ts); prompt reading is compute-bound on CPU, so interleaving gains
   // little anyway. On a GPU, where numbers are not bit-exact in any case, slots decode in
   // parallel and node-llama-cpp batches them together.
+  // JUDGE_EXACTNESS strict keeps that on every backend (nothing batched beside a request);
+  // tolerant lets slots decode together, CPU included (README "Exactness: strict and tolerant").
   const cpuQueue = createSerialQueue();
+  const mode = options.exactness ?? "strict";
+  const serialised = (_backend: string) => mode === "strict";
   const inFlight = new Set<Promise<unknown>>();
   let status: EngineStatus = { state: "loading", detail: "starting" };
   let loaded: LoadedModel | undefined;
@@ -107,7 +113,7 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
     const lease = await router.acquire(prepared.prefixTokens);
     try {
       const run = () => evaluateJudgment(target.sequences[lease.slot], prepared, signal, countPrefix);
-      return await (target.backend === "cpu" ? cpuQueue.run(run) : run());
+      return await (serialised(target.backend) ? cpuQueue.run(run) : run());
     } finally {
       lease.release();
     }
@@ -116,7 +122,7 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
   return {
     modelId,
     get description(): EngineDescription {
-      return { kind: "llama", backend, slots };
+      return { kind: "llama", backend, slots, exactness: { mode, bound: mode === "strict" ? 1e-9 : 1e-3 } };
     },
     ready,
     status: () => status,

@@ -63,8 +63,8 @@ describe("slots: tenants interleaving different states", () => {
   });
 
   it("describes the CPU backend and its slots", () => {
-    expect(slotted.description).toEqual({ kind: "llama", backend: "cpu", slots: STATES.length });
-    expect(single.description).toEqual({ kind: "llama", backend: "cpu", slots: 1 });
+    expect(slotted.description).toEqual({ kind: "llama", backend: "cpu", slots: STATES.length, exactness: { mode: "strict", bound: 1e-9 } });
+    expect(single.description).toEqual({ kind: "llama", backend: "cpu", slots: 1, exactness: { mode: "strict", bound: 1e-9 } });
   });
 
   it("give every state its own slot: identical numbers to one slot, without re-reading any state", async () => {

@@ -15,4 +15,7 @@ export interface RemoteEngineOptions {
   maxRequestTokens: number;
   /** Our per-question context budget (JUDGE_CONTEXT_SIZE); the server's own, if smaller, wins. */
   contextSize: number;
+  /** JUDGE_EXACTNESS (default strict) and JUDGE_EXACTNESS_BOUND (tolerant's refusal bound). */
+  exactness?: "strict" | "tolerant";
+  exactnessBound?: number;
 }

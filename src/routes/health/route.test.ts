@@ -43,7 +43,7 @@ describe("GET /health", () => {
       status: "ok",
       model: server.engine.modelId,
       upstream: "ok",
-      engine: { kind: "llama", backend: "cpu", slots: 1 },
+      engine: { kind: "llama", backend: "cpu", slots: 1, exactness: { mode: "strict", bound: 1e-9 } },
     });
     expectRequestId(response);
   });

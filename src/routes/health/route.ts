@@ -10,6 +10,15 @@ const Engine = z
     kind: z.enum(["llama", "llama-server", "vllm", "sglang", "systemone"]).openapi({ description: "JUDGE_ENGINE." }),
     backend: z.string().openapi({ description: "In-process: cpu, cuda, vulkan or metal; remote: the server's URL (no credentials)." }),
     slots: z.number().int().optional().openapi({ description: "States kept cached at once, where this service chooses." }),
+    exactness: z
+      .object({
+        mode: z.enum(["strict", "tolerant"]).openapi({ description: "JUDGE_EXACTNESS: strict = answers independent of caching and other traffic by construction; tolerant = batched, within `bound`." }),
+        bound: z.number().openapi({ description: "The largest max |Δp| the start-up probe accepts." }),
+        measured: z.number().optional().openapi({ description: "The probe's max |Δp| (cached against fresh, alone against beside other traffic); absent until measured." }),
+        backendMode: z.string().optional().openapi({ description: "The backend's own determinism setting, where it reports one." }),
+      })
+      .optional()
+      .openapi({ description: "The exactness contract served (README \"Exactness: strict and tolerant\"); engines without one omit it." }),
   })
   .openapi("Engine", { description: "Which engine reads the probabilities, on what." });
 

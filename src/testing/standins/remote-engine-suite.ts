@@ -292,7 +292,7 @@ export function describeRemoteEngine(spec: RemoteEngineKind, more: (context: Rem
 
   describe(`${spec.kind}: identity and status`, () => {
     it("describes itself by kind and URL and reports the served model's name (or the configured id)", async () => {
-      expect(context.engine.description).toEqual({ kind: spec.kind, backend: context.standin.url });
+      expect(context.engine.description).toMatchObject({ kind: spec.kind, backend: context.standin.url, exactness: { mode: "strict", bound: 1e-9, measured: 0 } });
       expect(context.engine.modelId).toBe("tiny-fixture");
       await withEngine({ modelId: "our-name" }, async (engine) => {
         await engine.ready;

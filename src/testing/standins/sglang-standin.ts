@@ -22,6 +22,8 @@ export function startSglangStandin(options: StandinOptions = {}): Promise<Standi
   return startStandin(async ({ method, path, body }, standin) => {
     if (method === "GET" && path === "/health") return { status: 200, text: "" };
     if (method === "GET" && path === "/v1/models") return modelsReply(standin, "sglang");
+    // SGLang reports its server arguments; --enable-deterministic-inference among them.
+    if (method === "GET" && path === "/get_server_info") return { status: 200, json: { enable_deterministic_inference: standin.deterministic, attention_backend: "triton" } };
     if (method === "GET" && path === "/get_model_info") {
       return { status: 200, json: { model_path: standin.servedModelName, tokenizer_path: standin.servedModelName, is_generation: true } };
     }

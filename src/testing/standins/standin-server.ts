@@ -38,6 +38,8 @@ export interface StandinOptions {
   /** Bearer key the server requires (vLLM's and SGLang's --api-key). */
   apiKey?: string;
   slowMs?: number;
+  /** Reports a batch-invariant / deterministic mode (SGLang's /get_server_info, vLLM's /server_info). */
+  deterministic?: boolean;
 }
 
 export interface Standin {
@@ -48,6 +50,8 @@ export interface Standin {
   fault: StandinFault | undefined;
   /** Every request, in arrival order. */
   calls: { path: string; body: unknown }[];
+  /** Whether it reports a deterministic mode (StandinOptions.deterministic). */
+  deterministic: boolean;
   close(): Promise<void>;
 }
 
@@ -69,6 +73,7 @@ export async function startStandin(handler: StandinHandler, generatePath: string
     servedModelName: options.servedModelName ?? "tiny-fixture",
     fault: undefined,
     calls: [],
+    deterministic: options.deterministic ?? false,
     close: async () => undefined,
   };
   const server = createServer((req, res) => {

@@ -24,6 +24,8 @@ export function startVllmStandin(options: StandinOptions = {}): Promise<Standin>
   return startStandin(async ({ method, path, body }, standin) => {
     if (method === "GET" && path === "/health") return { status: 200, text: "" };
     if (method === "GET" && path === "/v1/models") return modelsReply(standin, "vllm");
+    // vLLM's /server_info (served with VLLM_SERVER_DEV_MODE=1) includes its environment settings.
+    if (method === "GET" && path === "/server_info") return { status: 200, json: { vllm_env: standin.deterministic ? { VLLM_BATCH_INVARIANT: "1" } : {} } };
     if (method === "POST" && path === "/tokenize") {
       const model = (body as { model?: unknown })?.model;
       if (model !== undefined && model !== standin.servedModelName) return notFound(model);

@@ -1,0 +1,130 @@
+import { existsSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Question } from "../../judgment/schema.js";
+import { tinyFixturePath } from "../../testing/fixture.js";
+import { startLlamaServer, type LlamaServerProcess } from "../../testing/llama-server.js";
+import { startLlamaServerStandIn, type LlamaServerStandIn } from "../../testing/llama-server-standin.js";
+import { choiceQuestion as choice, NOUL_QUESTIONS, scoreQuestion as score } from "../../testing/exactness.js";
+import { createLlamaServerEngine } from "./engine.js";
+import { probabilities, remoteOptions } from "./test-helpers.js";
+
+/**
+ * How many HTTP calls a request makes to llama-server, counted by a recording stand-in in front
+ * of a real one, on the random-weight tiny fixture (its labels are almost never in a top list,
+ * the case that used to cost one forced call per label token), and that slots run in parallel.
+ */
+
+const STATE = { notes: "the customer wrote again about the order and the refund ".repeat(8) };
+const THREE: Question[] = [choice(4), NOUL_QUESTIONS[0], score(5)];
+
+let llamaServer: LlamaServerProcess;
+let stand: LlamaServerStandIn;
+const measured: string[] = [];
+
+beforeAll(async () => {
+  llamaServer = await startLlamaServer({ model: await tinyFixturePath(), slots: 8, contextSize: 8 * 8192 });
+  stand = await startLlamaServerStandIn(llamaServer.url);
+});
+afterAll(async () => {
+  if (measured.length > 0) console.log(`calls to llama-server per request:\n  ${measured.join("\n  ")}`);
+  await stand?.close();
+  await llamaServer?.stop();
+});
+
+async function countCalls(mode: "strict" | "tolerant", questions: Question[], what: string) {
+  const engine = createLlamaServerEngine(remoteOptions(stand.url, { exactness: mode }));
+  try {
+    await engine.ready;
+    expect(await engine.status(), llamaServer.output()).toEqual({ state: "ready" });
+    const rounds = [];
+    for (let round = 0; round < 2; round++) {
+      stand.exchanges.length = 0;
+      const { prepared } = await probabilities(engine, STATE, questions);
+      const bytes = stand.exchanges.reduce((sum, e) => sum + e.bytes.request + e.bytes.reply, 0);
+      rounds.push({ calls: stand.exchanges.length, bytes, prefix: (prepared as any).prefixTokens.length, prompts: stand.exchanges.map((e) => e.request.prompt.length) });
+    }
+    measured.push(`${what} (${mode}): ${JSON.stringify(rounds)}`);
+    return rounds;
+  } finally {
+    await engine.close();
+  }
+}
+
+describe("a request's calls to llama-server are bounded by its questions, not its labels", () => {
+  for (const mode of ["strict", "tolerant"] as const) {
+    it(`a 300-token state with a 4-option choice, a noul and a 5-level score: at most 6 calls (${mode})`, async () => {
+      const rounds = await countCalls(mode, THREE, "3 questions");
+      for (const round of rounds) {
+        expect(round.prefix, JSON.stringify(rounds)).toBeGreaterThanOrEqual(300);
+        expect(round.calls, JSON.stringify(rounds)).toBeLessThanOrEqual(6);
+      }
+    });
+
+    it(`one 255-option choice (two-token labels): at most 8 calls (${mode})`, async () => {
+      const rounds = await countCalls(mode, [choice(255)], "255 options");
+      for (const round of rounds) expect(round.calls, JSON.stringify(rounds)).toBeLessThanOrEqual(8);
+    });
+  }
+});
+
+describe("slots run in parallel against a server that batches", () => {
+  async function timeEight(mode: "strict" | "tolerant") {
+    const engine = createLlamaServerEngine(remoteOptions(stand.url, { exactness: mode }));
+    try {
+      await engine.ready;
+      const states = Array.from({ length: 8 }, (_, i) => `state number ${i} `.repeat(10));
+      // Each state's prefix is cached first, so the timed requests cost the same alone and together.
+      await Promise.all(states.map((state) => probabilities(engine, state, [choice(3)])));
+      stand.delayMs = 50;
+      let started = performance.now();
+      await probabilities(engine, states[0], [choice(3)]);
+      const alone = performance.now() - started;
+      started = performance.now();
+      await Promise.all(states.map((state) => probabilities(engine, state, [choice(3)])));
+      return { alone, eight: performance.now() - started };
+    } finally {
+      stand.delayMs = 0;
+      await engine.close();
+    }
+  }
+
+  it("tolerant: 8 concurrent requests on 8 states take about as long as one or two (50 ms per call)", async () => {
+    const t = await timeEight("tolerant");
+    measured.push(`8 concurrent (tolerant): ${JSON.stringify(t)}`);
+    expect(t.eight, JSON.stringify(t)).toBeLessThan(2.5 * t.alone);
+  });
+
+  it("strict: the same 8 requests run one at a time (nothing batched beside a read)", async () => {
+    const t = await timeEight("strict");
+    measured.push(`8 concurrent (strict): ${JSON.stringify(t)}`);
+    expect(t.eight, JSON.stringify(t)).toBeGreaterThan(6 * t.alone);
+  });
+});
+
+/** A real model (the real-models cache; skipped where it is absent): labels are near the top, one call per question. */
+const REAL_MODEL = "/tmp/real-models/SmolLM2-135M-Instruct.Q4_1.gguf";
+
+describe.skipIf(!existsSync(REAL_MODEL))("on a real model (SmolLM2-135M-Instruct Q4_1)", () => {
+  it("the 3-question request makes one call per question: its labels are in the raw top list", async () => {
+    const real = await startLlamaServer({ model: REAL_MODEL, slots: 1, contextSize: 8192 });
+    const recorder = await startLlamaServerStandIn(real.url);
+    const engine = createLlamaServerEngine(remoteOptions(recorder.url, { server: { url: recorder.url, timeoutMs: 120_000 } }));
+    try {
+      await engine.ready;
+      expect(await engine.status(), real.output()).toEqual({ state: "ready" });
+      const seen: Record<string, unknown> = {};
+      // The 255-option choice (2 calls, ~1 MB, measured once) takes minutes on a shared 2-core machine: not repeated here.
+      for (const [what, questions, most] of [["3 questions", THREE, 3]] as const) {
+        recorder.exchanges.length = 0;
+        await probabilities(engine, STATE, [...questions]);
+        seen[what] = { calls: recorder.exchanges.length, bytes: recorder.exchanges.reduce((sum, e) => sum + e.bytes.request + e.bytes.reply, 0) };
+        expect(recorder.exchanges.length, JSON.stringify(seen)).toBeLessThanOrEqual(most);
+      }
+      measured.push(`SmolLM2-135M (strict): ${JSON.stringify(seen)}`);
+    } finally {
+      await engine.close();
+      await recorder.close();
+      await real.stop();
+    }
+  }, 300_000);
+});
