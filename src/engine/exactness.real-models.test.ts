@@ -1,0 +1,147 @@
+import { getLlama, LlamaText, resolveChatWrapper, type Llama, type LlamaModel } from "node-llama-cpp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { choiceLabels, NOUL_LABELS, scoreLabels } from "../judgment/labels.js";
+import { buildPrompt } from "../judgment/prompt.js";
+import type { Question } from "../judgment/schema.js";
+import {
+  choiceQuestion,
+  engineProbabilities,
+  EXACTNESS_STATE,
+  expectClose,
+  NOUL_QUESTIONS,
+  scoreQuestion,
+} from "../testing/exactness.js";
+import { availableRealModels } from "../testing/real-models.js";
+import { referenceProbabilities } from "../testing/reference.js";
+import { createLlamaEngine, type LlamaEngine } from "./llama-engine.js";
+import { createChatPromptTemplate } from "./chat-prompt.js";
+import { bosTextOf } from "./llama-runtime.js";
+
+/**
+ * The exactness suite on real weights, real tokenizers and real chat templates: SmolLM2-135M-
+ * Instruct (byte-level BPE, 49,152 tokens, ChatML) and Gemma 3 270M (SentencePiece, 262,144
+ * tokens, a template without a system role, sliding-window attention). The reference is the
+ * independent full-vocabulary float64 evaluation of src/testing/reference.ts; it costs one fresh
+ * evaluation of the whole prompt per distinct label prefix, so each question is asked once and
+ * the answers are shared by the slot counts and the isolation tests.
+ */
+
+const models = availableRealModels();
+
+describe.skipIf(models.length === 0).each(models)("on $name", ({ file }) => {
+  let llama: Llama;
+  let model: LlamaModel;
+  const engines = new Map<number, LlamaEngine>();
+  const references = new Map<string, Promise<number[][]>>();
+
+  beforeAll(async () => {
+    llama = await getLlama({ gpu: false, build: "never" });
+    model = await llama.loadModel({ modelPath: file });
+    for (const slots of [1, 3]) {
+      const engine = createLlamaEngine({ model: file, modelsDir: ".", contextSize: 4096, maxRequestTokens: 100_000, threads: llama.cpuMathCores, gpu: "off", slots });
+      await engine.ready;
+      expect(engine.status(), `engine with ${slots} slot(s)`).toEqual({ state: "ready" });
+      engines.set(slots, engine);
+    }
+  });
+  afterAll(async () => {
+    for (const engine of engines.values()) await engine.close();
+    await model?.dispose();
+  });
+
+  /** Each question alone against the reference (cached), so a multi-question request reuses it. */
+  const reference = (state: unknown, question: Question): Promise<number[]> => {
+    const key = JSON.stringify([state, question]);
+    if (!references.has(key)) references.set(key, referenceProbabilities(model, buildPrompt(state, [question])));
+    return references.get(key)!.then((answers) => answers[0]);
+  };
+  const check = async (slots: number, state: unknown, questions: Question[], what: string) => {
+    const actual = await engineProbabilities(engines.get(slots)!, state, questions);
+    const expected = await Promise.all(questions.map((q) => reference(state, q)));
+    expectClose(actual, expected, `${what} (${slots} slot(s))`);
+  };
+
+  it("tokenises every label in context as alone: the label's tokens follow the prompt's unchanged", async () => {
+    // The template exactly as the engine builds it (BOS handling included).
+    const template = createChatPromptTemplate(resolveChatWrapper(model), bosTextOf(model));
+    const questions = [choiceQuestion(255), choiceQuestion(26), scoreQuestion(10), NOUL_QUESTIONS[0]];
+    const labels = [...choiceLabels(255), ...choiceLabels(26), ...scoreLabels(10), ...NOUL_LABELS];
+    for (const question of buildPrompt(EXACTNESS_STATE, questions).questions) {
+      const suffix = template.suffix(question.text);
+      const before = suffix.tokenize(model.tokenizer);
+      for (const label of question.labels) {
+        const together = LlamaText([suffix, label]).tokenize(model.tokenizer);
+        expect(together, `label ${JSON.stringify(label)} after ${JSON.stringify(suffix.toString().slice(-40))}`).toEqual([...before, ...model.tokenize(label)]);
+      }
+    }
+    expect(labels.length).toBeGreaterThan(0);
+  });
+
+  // Which path a label takes: SmolLM2 spells 87 of the 255 codes with two tokens, Gemma one.
+  it("has labels of one and of two tokens among the 255 two-letter codes", () => {
+    const lengths = choiceLabels(255).map((label) => model.tokenize(label).length);
+    const count = (n: number) => lengths.filter((l) => l === n).length;
+    expect([count(1) > 0, count(2) > 0, count(1) + count(2)], `one-token ${count(1)}, two-token ${count(2)}`).toEqual([true, true, 255]);
+  });
+
+  for (const slots of [1, 3]) {
+    describe(`with ${slots} slot(s), the engine's probabilities equal a fresh full evaluation`, () => {
+      for (const n of [2, 26, 27, 100, 255]) {
+        it(`choice with ${n} options`, async () => {
+          await check(slots, EXACTNESS_STATE, [choiceQuestion(n)], `choice ${n}`);
+        });
+      }
+      it("noul without criteria, two-sided and one-sided", async () => {
+        await check(slots, EXACTNESS_STATE, NOUL_QUESTIONS, "noul");
+      });
+      it("score with every level count from 2 to 10", async () => {
+        await check(slots, EXACTNESS_STATE, Array.from({ length: 9 }, (_, i) => scoreQuestion(i + 2)), "score");
+      });
+      it("after the cached prefix came from another request (prefix reuse)", async () => {
+        const questions = [choiceQuestion(27), scoreQuestion(5)];
+        const engine = engines.get(slots)!;
+        await engineProbabilities(engine, { ticket: "I was charged once.", priority: 1 }, questions);
+        await engineProbabilities(engine, EXACTNESS_STATE, [choiceQuestion(3)]);
+        await check(slots, EXACTNESS_STATE, questions, "reused prefix");
+      });
+    });
+  }
+
+  describe("answers depend only on the state and the question itself", () => {
+    const a = choiceQuestion(4);
+    const b = scoreQuestion(5);
+    const c: Question = { type: "noul", instructions: "It is about billing.", criteria: null };
+    const renamed: Question = { type: "noul", instructions: "It is about shipping.", criteria: null };
+
+    it("adding, removing, renaming and reordering other questions changes nothing", async () => {
+      const engine = engines.get(1)!;
+      const alone = await engineProbabilities(engine, EXACTNESS_STATE, [a]);
+      const withOthers = await engineProbabilities(engine, EXACTNESS_STATE, [b, a, c]);
+      const reordered = await engineProbabilities(engine, EXACTNESS_STATE, [c, b, a]);
+      const otherRenamed = await engineProbabilities(engine, EXACTNESS_STATE, [renamed, b, a]);
+      const removed = await engineProbabilities(engine, EXACTNESS_STATE, [a, c]);
+      const context = JSON.stringify({ alone, withOthers, reordered, otherRenamed, removed });
+      expect(withOthers[1], `a in [b, a, c] vs alone: ${context}`).toEqual(alone[0]);
+      expect(reordered[2], `a in [c, b, a] vs alone: ${context}`).toEqual(alone[0]);
+      expect(otherRenamed[2], `a in [c', b, a] vs alone: ${context}`).toEqual(alone[0]);
+      expect(removed[0], `a in [a, c] vs alone: ${context}`).toEqual(alone[0]);
+      expect(reordered[1], `b in [c, b, a] vs [b, a, c]: ${context}`).toEqual(withOthers[0]);
+      expect(removed[1], `c in [a, c] vs [c, b, a]: ${context}`).toEqual(reordered[0]);
+      // Equal to the reference too, not merely to itself.
+      expectClose([alone[0]], [await reference(EXACTNESS_STATE, a)], "a alone");
+    });
+
+    it("the same request gives the same probabilities, on any slot count, after anything else", async () => {
+      const first = await engineProbabilities(engines.get(1)!, EXACTNESS_STATE, [a, b, c]);
+      await engineProbabilities(engines.get(1)!, "something else entirely", [c]);
+      const second = await engineProbabilities(engines.get(1)!, EXACTNESS_STATE, [a, b, c]);
+      const [onThree] = await Promise.all([
+        engineProbabilities(engines.get(3)!, EXACTNESS_STATE, [a, b, c]),
+        engineProbabilities(engines.get(3)!, "a concurrent request on another slot", [b]),
+      ]);
+      expect(second, "the same request twice").toEqual(first);
+      expect(onThree, "1 slot vs 3 slots").toEqual(first);
+    });
+  });
+
+});
