@@ -28,6 +28,14 @@ import { bosTextOf } from "./llama-runtime.js";
 
 const models = availableRealModels();
 
+/**
+ * 100 and 255 options without descriptions: the reference evaluates the whole prompt afresh for
+ * each distinct first token of a two-token label (10 times for SmolLM2's 255 codes), so a shorter
+ * option list keeps CI's cost down; the labels and the readout are the same.
+ */
+const choiceFor = (n: number): Question =>
+  n < 100 ? choiceQuestion(n) : { type: "choice", instructions: `Pick one of ${n}.`, criteria: Object.fromEntries(Array.from({ length: n }, (_, i) => [`o${i}`, null])) };
+
 describe.skipIf(models.length === 0).each(models)("on $name", ({ file }) => {
   let llama: Llama;
   let model: LlamaModel;
@@ -64,9 +72,11 @@ describe.skipIf(models.length === 0).each(models)("on $name", ({ file }) => {
   it("tokenises every label in context as alone: the label's tokens follow the prompt's unchanged", async () => {
     // The template exactly as the engine builds it (BOS handling included).
     const template = createChatPromptTemplate(resolveChatWrapper(model), bosTextOf(model));
-    const questions = [choiceQuestion(255), choiceQuestion(26), scoreQuestion(10), NOUL_QUESTIONS[0]];
-    const labels = [...choiceLabels(255), ...choiceLabels(26), ...scoreLabels(10), ...NOUL_LABELS];
-    for (const question of buildPrompt(EXACTNESS_STATE, questions).questions) {
+    const questions = [choiceFor(255), choiceQuestion(26), scoreQuestion(10), ...NOUL_QUESTIONS];
+    const labels = [...choiceLabels(255), ...choiceLabels(26), ...scoreLabels(10), ...NOUL_LABELS, ...NOUL_LABELS, ...NOUL_LABELS];
+    const prompts = buildPrompt(EXACTNESS_STATE, questions).questions;
+    expect(prompts.flatMap((q) => q.labels)).toEqual(labels);
+    for (const question of prompts) {
       const suffix = template.suffix(question.text);
       const before = suffix.tokenize(model.tokenizer);
       for (const label of question.labels) {
@@ -74,7 +84,6 @@ describe.skipIf(models.length === 0).each(models)("on $name", ({ file }) => {
         expect(together, `label ${JSON.stringify(label)} after ${JSON.stringify(suffix.toString().slice(-40))}`).toEqual([...before, ...model.tokenize(label)]);
       }
     }
-    expect(labels.length).toBeGreaterThan(0);
   });
 
   // Which path a label takes: SmolLM2 spells 87 of the 255 codes with two tokens, Gemma one.
@@ -86,15 +95,15 @@ describe.skipIf(models.length === 0).each(models)("on $name", ({ file }) => {
 
   for (const slots of [1, 3]) {
     describe(`with ${slots} slot(s), the engine's probabilities equal a fresh full evaluation`, () => {
-      for (const n of [2, 26, 27, 100, 255]) {
+      for (const n of slots === 1 ? [2, 26, 27, 100, 255] : [2, 27]) {
         it(`choice with ${n} options`, async () => {
-          await check(slots, EXACTNESS_STATE, [choiceQuestion(n)], `choice ${n}`);
+          await check(slots, EXACTNESS_STATE, [choiceFor(n)], `choice ${n}`);
         });
       }
-      it("noul without criteria, two-sided and one-sided", async () => {
+      it("noul without criteria, two-sided and one-sided (Yes/No)", async () => {
         await check(slots, EXACTNESS_STATE, NOUL_QUESTIONS, "noul");
       });
-      it("score with every level count from 2 to 10", async () => {
+      it.skipIf(slots > 1)("score with every level count from 2 to 10", async () => {
         await check(slots, EXACTNESS_STATE, Array.from({ length: 9 }, (_, i) => scoreQuestion(i + 2)), "score");
       });
       it("after the cached prefix came from another request (prefix reuse)", async () => {
