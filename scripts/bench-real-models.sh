@@ -2,7 +2,8 @@
 # `judge bench` on the real test models through the whole service (HTTP, keys, billing, engine),
 # with the raw ceiling, and the economy of asking 6 questions in one request against asking them
 # in 6 requests of one question (a new state every request, concurrency 1).
-#   scripts/bench-real-models.sh [requests=12] [model names…]   (default: both models)
+#   [JUDGE_THREADS=n] scripts/bench-real-models.sh [requests=12] [model names…]   (default: both models;
+#   threads: all cores, for the server and the ceiling alike)
 # Prints each bench table and a summary line per model on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,7 @@ requests=${1:-12}; shift || true
 names=("$@"); [ ${#names[@]} -gt 0 ] || names=(smollm2-135m-instruct gemma3-270m)
 work=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 port() { node -e 'const s=require("net").createServer().listen(0,()=>{console.log(s.address().port);s.close()})'; }
-threads=$(node -e 'console.log(Math.max(1, require("os").availableParallelism()))')
+threads=${JUDGE_THREADS:-$(node -e 'console.log(Math.max(1, require("os").availableParallelism()))')}
 db="$work/bench.db"
 node bin/judge.js plans create --name bench --rpm 1000000 --allowance 0 --price 0.05 --create --db "$db" >/dev/null
 acct=$(node bin/judge.js accounts create --name bench --plan bench --json --db "$db" | node -pe 'JSON.parse(require("fs").readFileSync(0)).id')
@@ -19,7 +20,7 @@ node bin/judge.js keys create --account "$acct" --json --db "$db" | node -pe 'JS
 for name in "${names[@]}"; do
   model=$(scripts/real-models.sh "$name")
   p=$(port)
-  JUDGE_DB="$db" JUDGE_PORT=$p JUDGE_MODEL="$model" JUDGE_THREADS=$threads JUDGE_LOG_LEVEL=warn node bin/judge.js serve 2>"$work/$name.log" &
+  JUDGE_DB="$db" JUDGE_PORT=$p JUDGE_MODEL="$model" JUDGE_THREADS=$threads JUDGE_REQUEST_TIMEOUT_MS=600000 JUDGE_LOG_LEVEL=warn node bin/judge.js serve 2>"$work/$name.log" &
   server=$!
   until curl -fs "http://127.0.0.1:$p/health" >/dev/null; do sleep 1; done
   for q in 1 6; do

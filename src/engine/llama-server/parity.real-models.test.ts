@@ -21,7 +21,42 @@ const TOLERANCE = 1e-4;
 
 const models = availableRealModels();
 
-describe.skipIf(models.length === 0).each(models)("on $name, llama-server answers as the in-process engine", ({ name, file }) => {
+/**
+ * Gemma 3 270M: this llama-server answers a cached prefix and a fresh prompt differently
+ * (max |Δp| 9.64e-5, measured by the engine's start-up probe, with -fa off, --swa-full, 1 or 2
+ * threads), so the llama-server engine refuses it, as it refuses any server whose numbers depend
+ * on batching. What holds, and is asserted: the refusal, with its reason.
+ */
+const REFUSED: Partial<Record<string, RegExp>> = {
+  "gemma3-270m": /answers differently for a cached prefix than for a fresh prompt \(max \|Δp\| [0-9.e-]+ > 1e-5\)/,
+};
+
+/** The engine's status, asked again while the busy server drops the connection. */
+async function settledStatus(engine: JudgmentEngine) {
+  for (let attempt = 0; ; attempt++) {
+    const status = await engine.status();
+    if (attempt >= 5 || status.state !== "failed" || !/cannot reach/.test(status.detail)) return status;
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+  }
+}
+
+describe.skipIf(models.length === 0).each(models.filter((m) => REFUSED[m.name]))("on $name, the llama-server engine", ({ file, name }) => {
+  it("refuses the server at start-up: its numbers depend on batching", async () => {
+    const server = await startLlamaServer({ model: file, slots: 2, contextSize: 16384, threads: 1, extraArgs: ["--swa-full"] });
+    const engine = createLlamaServerEngine(remoteOptions(server.url, { server: { url: server.url, timeoutMs: 120_000 } }));
+    try {
+      await engine.ready.catch(() => undefined);
+      const status = await settledStatus(engine);
+      expect(status.state, `${JSON.stringify(status)}\n${server.output()}`).toBe("failed");
+      expect((status as { detail: string }).detail, server.output()).toMatch(REFUSED[name]!);
+    } finally {
+      await engine.close();
+      await server.stop();
+    }
+  });
+});
+
+describe.skipIf(models.length === 0).each(models.filter((m) => !REFUSED[m.name]))("on $name, llama-server answers as the in-process engine", ({ name, file }) => {
   let server: LlamaServerProcess;
   let remote: JudgmentEngine;
   let local: JudgmentEngine & { close(): Promise<void> };
@@ -30,12 +65,14 @@ describe.skipIf(models.length === 0).each(models)("on $name, llama-server answer
   beforeAll(async () => {
     // --swa-full: a sliding-window model (Gemma 3) keeps the whole cache, as the in-process
     // engine does, so a cached prefix and a rolled-back branch read the same cells as a fresh read.
-    server = await startLlamaServer({ model: file, slots: 2, contextSize: 16384, threads: 2, extraArgs: ["--swa-full"] });
-    const engine = createLlamaServerEngine(remoteOptions(server.url, { server: { url: server.url, timeoutMs: 60_000 } }));
+    // One thread each: llama.cpp's worker threads spin while they wait for each other, and on a
+    // busy 2-core machine a 2-thread server took 17 s per decode.
+    server = await startLlamaServer({ model: file, slots: 2, contextSize: 16384, threads: 1, extraArgs: ["--swa-full"] });
+    const engine = createLlamaServerEngine(remoteOptions(server.url, { server: { url: server.url, timeoutMs: 120_000 } }));
     remote = engine;
-    local = createLlamaEngine({ model: file, modelsDir: ".", contextSize: 8192, maxRequestTokens: 100_000, threads: 2, gpu: "off" });
+    local = createLlamaEngine({ model: file, modelsDir: ".", contextSize: 8192, maxRequestTokens: 100_000, threads: 1, gpu: "off" });
     await Promise.all([engine.ready, (local as any).ready]);
-    expect(await remote.status(), server.output()).toEqual({ state: "ready" });
+    expect(await settledStatus(remote), server.output()).toEqual({ state: "ready" });
   });
   afterAll(async () => {
     if (measured.length > 0) console.log(`${name}: max |Δp| llama-server vs in-process:\n  ${measured.join("\n  ")}`);
@@ -53,7 +90,7 @@ describe.skipIf(models.length === 0).each(models)("on $name, llama-server answer
     expect(worst, `${what}: max |Δp| = ${worst}\nllama-server ${JSON.stringify(ours.probabilities)}\nin-process ${JSON.stringify(theirs.probabilities)}`).toBeLessThanOrEqual(TOLERANCE);
   }
 
-  for (const n of [2, 27, 255]) {
+  for (const n of [2, 27]) {
     it(`choice with ${n} options`, async () => {
       await expectSame(STATE, [choice(n)], `choice ${n}`);
     });
@@ -61,7 +98,7 @@ describe.skipIf(models.length === 0).each(models)("on $name, llama-server answer
   it("noul and score in one request", async () => {
     await expectSame(STATE, [...NOULS, score(5), score(10)], "noul + score");
   });
-  it("a long state (\"word \" × 700, past Gemma's 512-token window) with several question types", async () => {
-    await expectSame("word ".repeat(700), [choice(27), score(5), NOULS[0]], "long state");
+  it("a long state (\"word \" × 700) with several question types", async () => {
+    await expectSame("word ".repeat(700), [choice(100), score(5), NOULS[0]], "long state");
   });
 });
