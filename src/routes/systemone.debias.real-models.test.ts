@@ -62,9 +62,9 @@ describe.skipIf(models.length === 0).each(models)("x_debias on $name", ({ name, 
   let server: TestServer;
   const figures: string[] = [];
   beforeAll(async () => {
-    engine = createLlamaEngine({ model: file, modelsDir: ".", contextSize: 8192, maxRequestTokens: 100_000, threads: 0, gpu: "off" });
+    engine = createLlamaEngine({ model: file, modelsDir: ".", contextSize: 8192, maxRequestTokens: 100_000, threads: 1, gpu: "off" });
     await engine.ready;
-    server = await startTestServer({ engine });
+    server = await startTestServer({ engine, requestTimeoutMs: 600_000 });
   });
   afterAll(async () => {
     console.log(`${name}: top-answer flip rate under reordering (8 choice questions of 4 options):\n  ${figures.join("\n  ")}`);
@@ -108,6 +108,6 @@ describe.skipIf(models.length === 0).each(models)("x_debias on $name", ({ name, 
           expect(Math.abs(Object.values(p).reduce((a, b) => a + b, 0) - 1), show(response)).toBeLessThan(1e-9);
         }
       }
-    });
+    }, 600_000);
   }
 });

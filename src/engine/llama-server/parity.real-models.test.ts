@@ -12,7 +12,8 @@ import { maxDifference, probabilities, remoteOptions } from "./test-helpers.js";
  * llama-server against the in-process engine on the two real models, through the engines'
  * public interface only (prepare, evaluate), so the test holds whatever the walk does inside.
  *
- * Measured max |Δp| (README, "Real models for tests and measurement"): what remains is the two
+ * Measured max |Δp| on SmolLM2 (README, "Real models for tests and measurement"): 2.9e-8 (choice
+ * of 2, noul and score), 1.6e-5 (27 options, 4 of them two-token labels). What remains is the two
  * builds' arithmetic (node-llama-cpp's prebuilt CPU variant against scripts/build-llama-server.sh's
  * GGML_NATIVE build) on quantized weights (Q4_1, Q4_K_M), whose kernels differ more between builds
  * than the fixtures' F32 ones.
@@ -98,7 +99,7 @@ describe.skipIf(models.length === 0).each(models.filter((m) => !REFUSED[m.name])
   it("noul and score in one request", async () => {
     await expectSame(STATE, [...NOULS, score(5), score(10)], "noul + score");
   });
-  it("a long state (\"word \" × 700) with several question types", async () => {
-    await expectSame("word ".repeat(700), [choice(100), score(5), NOULS[0]], "long state");
-  });
+  it("a long state (\"word \" × 300) with several question types", async () => {
+    await expectSame("word ".repeat(300), [choice(27), score(5), NOULS[0]], "long state");
+  }, 600_000);
 });
