@@ -1,4 +1,4 @@
-import { LlamaText, type ChatWrapper } from "node-llama-cpp";
+import { LlamaText, SpecialToken, SpecialTokensText, type ChatWrapper } from "node-llama-cpp";
 
 /**
  * Splits the model's chat template at the point where the state ends and the question begins:
@@ -14,7 +14,13 @@ export interface ChatPromptTemplate {
 // a state happens to contain the same text.
 const QUESTION_MARK = "\u241EQUESTION\u241E";
 
-export function createChatPromptTemplate(chatWrapper: ChatWrapper): ChatPromptTemplate {
+/**
+ * `bosText` is the model's BOS token as text. node-llama-cpp's wrappers start with a BOS token;
+ * where that token is the turn opener itself (SmolLM2: BOS is `<|im_start|>`), the prompt would
+ * start with the opener twice, which neither the model's own template nor its training has, so
+ * the BOS is left out there (README, "Real models for tests and measurement").
+ */
+export function createChatPromptTemplate(chatWrapper: ChatWrapper, bosText?: string): ChatPromptTemplate {
   const split = (system: string, state: string) => {
     const { contextText } = chatWrapper.generateContextState({
       chatHistory: [
@@ -30,7 +36,7 @@ export function createChatPromptTemplate(chatWrapper: ChatWrapper): ChatPromptTe
       const at = value.lastIndexOf(QUESTION_MARK);
       if (at < 0) continue;
       return {
-        before: LlamaText([...values.slice(0, i), value.slice(0, at)]),
+        before: withoutDoubledBos(LlamaText([...values.slice(0, i), value.slice(0, at)]), bosText),
         after: LlamaText([value.slice(at + QUESTION_MARK.length), ...values.slice(i + 1)]),
       };
     }
@@ -42,4 +48,16 @@ export function createChatPromptTemplate(chatWrapper: ChatWrapper): ChatPromptTe
     prefix: (system, state) => split(system, state).before,
     suffix: (questionText) => LlamaText([questionText, after]),
   };
+}
+
+function withoutDoubledBos(text: LlamaText, bosText: string | undefined): LlamaText {
+  const [first, second] = text.values;
+  const doubled =
+    bosText !== undefined &&
+    bosText !== "" &&
+    first instanceof SpecialToken &&
+    first.value === "BOS" &&
+    second instanceof SpecialTokensText &&
+    second.value.startsWith(bosText);
+  return doubled ? LlamaText(text.values.slice(1)) : text;
 }

@@ -6,6 +6,7 @@ import {
   type Token,
 } from "node-llama-cpp";
 import { createChatPromptTemplate } from "../engine/chat-prompt.js";
+import { bosTextOf } from "../engine/llama/runtime.js";
 import type { JudgmentPrompt } from "../judgment/prompt.js";
 
 /**
@@ -20,7 +21,7 @@ import type { JudgmentPrompt } from "../judgment/prompt.js";
  * the rounding of their float64 sums.
  */
 export async function referenceProbabilities(model: LlamaModel, prompt: JudgmentPrompt): Promise<number[][]> {
-  const template = createChatPromptTemplate(resolveChatWrapper(model));
+  const template = createChatPromptTemplate(resolveChatWrapper(model), bosTextOf(model));
   const prefix = template.prefix(prompt.system, prompt.state).tokenize(model.tokenizer);
   const context = await model.createContext({ contextSize: 8192, batchSize: BATCH + 1, sequences: 1, threads: 1, flashAttention: false });
   const sequence = context.getSequence();

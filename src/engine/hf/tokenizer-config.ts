@@ -123,7 +123,7 @@ export function remoteChat(config: TokenizerConfig | undefined): RemoteChat {
   if (!config?.eosToken) missing.add("EOS");
   missing.add("SEP");
   return {
-    template: withoutMissingTokens(createChatPromptTemplate(wrapper), missing),
+    template: withoutMissingTokens(createChatPromptTemplate(wrapper, config?.bosToken ?? undefined), missing),
     wrapperName: wrapper.wrapperName,
     findControlText,
     bosToken: config?.bosToken ?? null,

@@ -81,7 +81,7 @@ export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: Ll
       throw error;
     }
     const prepare = createRemotePreparer({
-      template: createChatPromptTemplate(chatWrapperFor(facts)),
+      template: createChatPromptTemplate(chatWrapperFor(facts), facts.bosToken),
       builtinTokens: builtins,
       tokenizer,
       contextSize: Math.min(options.contextSize, facts.slotContext),

@@ -71,6 +71,17 @@ export function factsChanged(before: ServerFacts, now: ServerFacts): string | un
  * back to rendering it with Jinja.
  */
 export function chatWrapperFor(facts: ServerFacts) {
+  // A GGUF without a template (the Gemma 3 270M base model): the server reports its built-in
+  // ChatML, while node-llama-cpp picks the family's format from the file (Gemma's turns).
+  if (facts.chatTemplate === LLAMA_CPP_FALLBACK_TEMPLATE) {
+    const byFile = resolveChatWrapper({
+      bosString: facts.bosToken ?? null,
+      filename: path.basename(facts.modelPath),
+      fileInfo: { metadata: { tokenizer: {} } } as any,
+      warningLogs: false,
+    });
+    if (byFile) return byFile;
+  }
   const wrapper = resolveChatWrapper({
     bosString: facts.bosToken ?? null,
     filename: path.basename(facts.modelPath),
@@ -79,6 +90,15 @@ export function chatWrapperFor(facts: ServerFacts) {
   });
   return wrapper ?? new GeneralChatWrapper();
 }
+
+/** What llama-server reports as its template for a model that carries none (llama.cpp's CHATML_TEMPLATE_SRC). */
+const LLAMA_CPP_FALLBACK_TEMPLATE =
+  "{%- for message in messages -%}\n" +
+  "  {{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' -}}\n" +
+  "{%- endfor -%}\n" +
+  "{%- if add_generation_prompt -%}\n" +
+  "  {{- '<|im_start|>assistant\\n' -}}\n" +
+  "{%- endif -%}";
 
 function nonEmpty(value: unknown): string | undefined {
   return typeof value === "string" && value !== "" ? value : undefined;

@@ -57,9 +57,13 @@ export async function loadModel(settings: LoadSettings, report: (detail: string)
     // fresh one. Without it, batches of two or more tokens give identical logits however they
     // are split (see sequence-brancher.ts for the batch of one).
     flashAttention: false,
+    // A sliding-window model (Gemma 3: 512 tokens) would otherwise keep only the window's
+    // cache, and a prefix kept across requests or a rolled-back label branch would then attend
+    // to cells already dropped: answers would depend on what was evaluated before.
+    swaFullCache: true,
   });
   const sequences = Array.from({ length: settings.slots }, () => context.getSequence());
-  const template = createChatPromptTemplate(resolveChatWrapper(model));
+  const template = createChatPromptTemplate(resolveChatWrapper(model), bosTextOf(model));
   return { model, context, sequences, template, backend: llama.gpu || "cpu" };
 }
 
@@ -93,6 +97,12 @@ async function openLlama(gpu: LlamaGpu): Promise<Llama> {
     throw new Error(unusable(`node-llama-cpp offered ${llama.gpu || "cpu"}`));
   }
   return llama;
+}
+
+/** The BOS token as text (special tokens spelled out), for createChatPromptTemplate. */
+export function bosTextOf(model: LlamaModel): string | undefined {
+  const bos = model.tokens.bos;
+  return bos === null ? undefined : model.detokenize([bos], true);
 }
 
 export function modelIdFrom(model: string): string {

@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Question } from "../../judgment/schema.js";
+import { choiceQuestion as choice, EXACTNESS_STATE as STATE, NOUL_QUESTIONS as NOULS, scoreQuestion as score } from "../../testing/exactness.js";
+import { startLlamaServer, type LlamaServerProcess } from "../../testing/llama-server.js";
+import { availableRealModels } from "../../testing/real-models.js";
+import { createLlamaEngine } from "../llama/engine.js";
+import type { JudgmentEngine } from "../types.js";
+import { createLlamaServerEngine } from "./engine.js";
+import { maxDifference, probabilities, remoteOptions } from "./test-helpers.js";
+
+/**
+ * llama-server against the in-process engine on the two real models, through the engines'
+ * public interface only (prepare, evaluate), so the test holds whatever the walk does inside.
+ *
+ * Measured max |Δp| on SmolLM2 (README, "Real models for tests and measurement"): 2.9e-8 (choice
+ * of 2, noul and score), 1.6e-5 (27 options, 4 of them two-token labels). What remains is the two
+ * builds' arithmetic (node-llama-cpp's prebuilt CPU variant against scripts/build-llama-server.sh's
+ * GGML_NATIVE build) on quantized weights (Q4_1, Q4_K_M), whose kernels differ more between builds
+ * than the fixtures' F32 ones.
+ */
+const TOLERANCE = 1e-4;
+
+const models = availableRealModels();
+
+/**
+ * Gemma 3 270M: this llama-server answers a cached prefix and a fresh prompt differently
+ * (max |Δp| 9.64e-5, measured by the engine's start-up probe, with -fa off, --swa-full, 1 or 2
+ * threads), so the llama-server engine refuses it, as it refuses any server whose numbers depend
+ * on batching. What holds, and is asserted: the refusal, with its reason.
+ */
+const REFUSED: Partial<Record<string, RegExp>> = {
+  "gemma3-270m": /answers differently for a cached prefix than for a fresh prompt \(max \|Δp\| [0-9.e-]+ > 1e-5\)/,
+};
+
+/** The engine's status, asked again while the busy server drops the connection. */
+async function settledStatus(engine: JudgmentEngine) {
+  for (let attempt = 0; ; attempt++) {
+    const status = await engine.status();
+    if (attempt >= 5 || status.state !== "failed" || !/cannot reach/.test(status.detail)) return status;
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+  }
+}
+
+describe.skipIf(models.length === 0).each(models.filter((m) => REFUSED[m.name]))("on $name, the llama-server engine", ({ file, name }) => {
+  it("refuses the server at start-up: its numbers depend on batching", async () => {
+    const server = await startLlamaServer({ model: file, slots: 2, contextSize: 16384, threads: 1, extraArgs: ["--swa-full"] });
+    const engine = createLlamaServerEngine(remoteOptions(server.url, { server: { url: server.url, timeoutMs: 120_000 } }));
+    try {
+      await engine.ready.catch(() => undefined);
+      const status = await settledStatus(engine);
+      expect(status.state, `${JSON.stringify(status)}\n${server.output()}`).toBe("failed");
+      expect((status as { detail: string }).detail, server.output()).toMatch(REFUSED[name]!);
+    } finally {
+      await engine.close();
+      await server.stop();
+    }
+  });
+});
+
+describe.skipIf(models.length === 0).each(models.filter((m) => !REFUSED[m.name]))("on $name, llama-server answers as the in-process engine", ({ name, file }) => {
+  let server: LlamaServerProcess;
+  let remote: JudgmentEngine;
+  let local: JudgmentEngine & { close(): Promise<void> };
+  const measured: string[] = [];
+
+  beforeAll(async () => {
+    // --swa-full: a sliding-window model (Gemma 3) keeps the whole cache, as the in-process
+    // engine does, so a cached prefix and a rolled-back branch read the same cells as a fresh read.
+    // One thread each: llama.cpp's worker threads spin while they wait for each other, and on a
+    // busy 2-core machine a 2-thread server took 17 s per decode.
+    server = await startLlamaServer({ model: file, slots: 2, contextSize: 16384, threads: 1, extraArgs: ["--swa-full"] });
+    const engine = createLlamaServerEngine(remoteOptions(server.url, { server: { url: server.url, timeoutMs: 120_000 } }));
+    remote = engine;
+    local = createLlamaEngine({ model: file, modelsDir: ".", contextSize: 8192, maxRequestTokens: 100_000, threads: 1, gpu: "off" });
+    await Promise.all([engine.ready, (local as any).ready]);
+    expect(await settledStatus(remote), server.output()).toEqual({ state: "ready" });
+  });
+  afterAll(async () => {
+    if (measured.length > 0) console.log(`${name}: max |Δp| llama-server vs in-process:\n  ${measured.join("\n  ")}`);
+    await remote?.close();
+    await local?.close();
+    await server?.stop();
+  });
+
+  async function expectSame(state: unknown, questions: Question[], what: string) {
+    const ours = await probabilities(remote, state, questions);
+    const theirs = await probabilities(local, state, questions);
+    expect(ours.prepared.inputTokens, `${what}: input tokens (billing) differ`).toBe(theirs.prepared.inputTokens);
+    const worst = maxDifference(ours.probabilities, theirs.probabilities);
+    measured.push(`${what}: ${worst.toExponential(2)}`);
+    expect(worst, `${what}: max |Δp| = ${worst}\nllama-server ${JSON.stringify(ours.probabilities)}\nin-process ${JSON.stringify(theirs.probabilities)}`).toBeLessThanOrEqual(TOLERANCE);
+  }
+
+  for (const n of [2, 27]) {
+    it(`choice with ${n} options`, async () => {
+      await expectSame(STATE, [choice(n)], `choice ${n}`);
+    });
+  }
+  it("noul and score in one request", async () => {
+    await expectSame(STATE, [...NOULS, score(5), score(10)], "noul + score");
+  });
+  it("a long state (\"word \" × 300) with several question types", async () => {
+    await expectSame("word ".repeat(300), [choice(27), score(5), NOULS[0]], "long state");
+  }, 600_000);
+});
