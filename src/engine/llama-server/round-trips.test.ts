@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Question } from "../../judgment/schema.js";
 import { tinyFixturePath } from "../../testing/fixture.js";
@@ -6,6 +5,7 @@ import { startLlamaServer, type LlamaServerProcess } from "../../testing/llama-s
 import { startLlamaServerStandIn, type LlamaServerStandIn } from "../../testing/llama-server-standin.js";
 import { choiceQuestion as choice, NOUL_QUESTIONS, scoreQuestion as score } from "../../testing/exactness.js";
 import { createLlamaServerEngine } from "./engine.js";
+import { availableRealModels } from "../../testing/real-models.js";
 import { probabilities, remoteOptions } from "./test-helpers.js";
 
 /**
@@ -101,10 +101,10 @@ describe("slots run in parallel against a server that batches", () => {
   });
 });
 
-/** A real model (the real-models cache; skipped where it is absent): labels are near the top, one call per question. */
-const REAL_MODEL = "/tmp/real-models/SmolLM2-135M-Instruct.Q4_1.gguf";
+/** A real model (scripts/real-models.sh; required under CI): labels are near the top, one call per question. */
+const REAL_MODEL = availableRealModels().find((m) => m.name === "smollm2-135m-instruct")?.file ?? "";
 
-describe.skipIf(!existsSync(REAL_MODEL))("on a real model (SmolLM2-135M-Instruct Q4_1)", () => {
+describe.skipIf(!REAL_MODEL)("on a real model (SmolLM2-135M-Instruct Q4_1)", () => {
   it("the 3-question request makes one call per question: its labels are in the raw top list", async () => {
     const real = await startLlamaServer({ model: REAL_MODEL, slots: 1, contextSize: 8192 });
     const recorder = await startLlamaServerStandIn(real.url);

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { adminCall } from "../testing/admin-client.js";
-import { call, show } from "../testing/http-client.js";
-import { parseExposition, sampleValue } from "../testing/prometheus.js";
-import { readyTinyEngine, startTestServer, type TestServer } from "../testing/server.js";
-import type { JudgmentEngine } from "../engine/types.js";
+import { adminCall } from "../../testing/admin-client.js";
+import { call, show } from "../../testing/http-client.js";
+import { parseExposition, sampleValue } from "../../testing/prometheus.js";
+import { readyTinyEngine, startTestServer, type TestServer } from "../../testing/server.js";
+import type { JudgmentEngine } from "../../engine/types.js";
 
 /** The engine's exactness contract (JUDGE_EXACTNESS) is visible to operators: /health and /metrics. */
 
