@@ -96,6 +96,11 @@ export function formatCalibrateText(result: CalibrateResult, profile: { path: st
     calibrationTable(result.heldOut),
     "",
     ...boundNotes(result),
+    ...result.keptAtOne.map(
+      (k) =>
+        `Kept T = 1 for ${k.type}: the fitted T = ${k.fitted.toFixed(3)} raised the held-out NLL from ${k.nllAtOne.toFixed(4)} to ` +
+        `${k.nllAtFitted.toFixed(4)}, so it would make answers worse; more data would fit it better.`,
+    ),
     profile.written ? `Wrote ${profile.path} (entry "${result.model}").` : `Not written (--dry-run): ${profile.path}.`,
   ].join("\n");
 }
