@@ -1,5 +1,5 @@
 import type { JudgmentPrompt } from "../judgment/prompt.js";
-import type { JudgmentEngine, PreparedJudgment } from "../engine/types.js";
+import type { JudgmentEngine, LabelDiagnostics, PreparedJudgment } from "../engine/types.js";
 import { BudgetError, RequestAbortedError, UpstreamLimitError } from "../engine/types.js";
 import { ApiError } from "../errors.js";
 import { deadline } from "../http/deadline.js";
@@ -41,6 +41,8 @@ export interface Judged {
   inputTokens: number;
   /** The model's own evaluation time, every round together. */
   timingMs: number;
+  /** Per question, when `x_diagnostics` asked for them. */
+  diagnostics?: LabelDiagnostics[];
   /** Present when debiased: question presentations read, of those held for. */
   debias?: { mode: Exclude<DebiasMode, "none">; presentations_read: number; presentations: number };
 }
@@ -51,17 +53,33 @@ export interface JudgmentInput {
   ids: string[];
   questions: Question[];
   includeLogits: boolean;
+  diagnostics?: boolean;
   signal: AbortSignal;
 }
 
 export async function prepareJudgment(deps: JudgmentDeps, input: JudgmentInput, mode: DebiasMode): Promise<PendingJudgment> {
+  if (input.diagnostics) refuseDiagnostics(deps.engine, mode);
   return mode === "none" ? preparePlain(deps, input) : prepareDebiased(deps, input, mode);
+}
+
+/**
+ * Diagnostics describe the one presentation the client sent, read over the whole vocabulary:
+ * only the in-process engine reads that, and a debiased answer mixes several presentations.
+ */
+function refuseDiagnostics(engine: JudgmentEngine, mode: DebiasMode): void {
+  if (engine.description.kind !== "llama") {
+    throw new ApiError("invalid_request", `x_diagnostics needs the in-process engine (JUDGE_ENGINE=llama); this server uses ${engine.description.kind}`);
+  }
+  if (mode !== "none") {
+    throw new ApiError("invalid_request", `x_diagnostics describes the answer to the options as sent: use it with x_debias "none" (this request: "${mode}")`);
+  }
 }
 
 async function preparePlain(deps: JudgmentDeps, input: JudgmentInput): Promise<PendingJudgment> {
   const { engine, requestTimeoutMs } = deps;
   const { state, ids, questions, signal } = input;
-  const prepared = await explainingRefusals(ids, () => prepareWithin(engine, buildPrompt(state, questions), signal, requestTimeoutMs));
+  const prompt = { ...buildPrompt(state, questions), ...(input.diagnostics && { diagnostics: true }) };
+  const prepared = await explainingRefusals(ids, () => prepareWithin(engine, prompt, signal, requestTimeoutMs));
   return {
     inputTokens: prepared.inputTokens,
     async answer() {
@@ -72,7 +90,13 @@ async function preparePlain(deps: JudgmentDeps, input: JudgmentInput): Promise<P
         const answer = buildAnswer(q, result.labelLogProbs[i], deps.temperatures);
         return input.includeLogits ? { ...answer, logits: keyedLogits(q, result.labelLogProbs[i]) } : answer;
       });
-      const judged: Judged = { model: engine.modelId, answers, inputTokens: billed, timingMs: result.timingMs };
+      const judged: Judged = {
+        model: engine.modelId,
+        answers,
+        inputTokens: billed,
+        timingMs: result.timingMs,
+        ...(input.diagnostics && result.diagnostics && { diagnostics: result.diagnostics }),
+      };
       return { judged, actualInputTokens: prepared.inputTokensExact ? undefined : billed };
     },
   };

@@ -7,6 +7,7 @@ import { readJsonBody } from "../http/read-body.js";
 import type { Temperatures } from "../judgment/answers.js";
 import type { DebiasMode } from "../judgment/debias.js";
 import { keyed } from "../judgment/keyed.js";
+import { withDiagnostics } from "./diagnostics.js";
 import { answerQuestions, unknownModel } from "./judge-pipeline.js";
 import {
   billedToHeader,
@@ -79,6 +80,7 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
       questions,
       includeLogits: request.include_logits === true,
       debias: request.x_debias ?? deps.debias,
+      diagnostics: request.x_diagnostics === true,
       body,
     };
     return answerQuestions(c, deps, judgment, (judged) => JSON.stringify(responseBody(ids, judged)));
@@ -88,7 +90,7 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
 function responseBody(ids: string[], judged: Judged): JudgmentResponse {
   const body: JudgmentResponse = {
     model: judged.model,
-    answers: keyed(ids, judged.answers),
+    answers: keyed(ids, withDiagnostics(judged.answers, judged.diagnostics)),
     usage: { input_tokens: judged.inputTokens, output_tokens: 0 },
     timing_ms: Math.round(judged.timingMs * 1000) / 1000,
   };
