@@ -1,0 +1,65 @@
+/**
+ * Prompt and readout A/B on a real model, in process (no server, no billing): every item of a
+ * `judge eval` dataset is asked with one prompt style, and the quality figures of `judge eval`
+ * are printed for it (README, "Prompt and readout A/B").
+ *
+ *   npx tsx scripts/prompt-ab.ts <model.gguf> <dataset.jsonl> <style> [--json]
+ *
+ * Styles: base (the default), digits (choice options numbered 1…9), nosystem (no judge system
+ * text). One thread: on a shared 2-core machine, two spinning threads wait on each other.
+ */
+import { readFile } from "node:fs/promises";
+import { basename } from "node:path";
+import { createLlamaEngine } from "../src/engine/llama-engine.js";
+import { parseDataset, requestOf } from "../src/evaluation/dataset.js";
+import { qualityReport, type QuestionPrediction } from "../src/evaluation/quality.js";
+import { normalise } from "../src/judgment/answers.js";
+import { buildPrompt, DEFAULT_PROMPT_STYLE, type PromptStyle } from "../src/judgment/prompt.js";
+import type { Question } from "../src/judgment/schema.js";
+
+const STYLES: Record<string, PromptStyle> = {
+  base: DEFAULT_PROMPT_STYLE,
+  letters: { ...DEFAULT_PROMPT_STYLE, choiceLabels: "letters" },
+  digits: { ...DEFAULT_PROMPT_STYLE, choiceLabels: "digits" },
+  nosystem: { ...DEFAULT_PROMPT_STYLE, system: "none" },
+  judge: { ...DEFAULT_PROMPT_STYLE, system: "judge" },
+};
+
+const [modelPath, datasetPath, styleName] = process.argv.slice(2);
+const style = STYLES[styleName];
+if (!modelPath || !datasetPath || !style) {
+  console.error(`usage: prompt-ab.ts <model.gguf> <dataset.jsonl> <${Object.keys(STYLES).join("|")}> [--json]`);
+  process.exit(2);
+}
+const items = parseDataset(await readFile(datasetPath, "utf8"), datasetPath);
+const engine = createLlamaEngine({ model: modelPath, modelsDir: ".", contextSize: 2048, maxRequestTokens: 100_000, threads: 1, gpu: "off", slots: 1 });
+await engine.ready;
+
+const records: QuestionPrediction[] = [];
+let tokens = 0;
+const started = performance.now();
+for (const item of items) {
+  const request = requestOf(item) as { state?: unknown; questions: Record<string, Question> };
+  const ids = Object.keys(request.questions);
+  const prompt = buildPrompt(request.state, ids.map((id) => request.questions[id]), style);
+  const prepared = await engine.prepare(prompt);
+  const result = await engine.evaluate(prepared);
+  tokens += result.inputTokens;
+  for (const q of item.labelled) {
+    const probabilities = normalise(result.labelLogProbs[ids.indexOf(q.id)], 1);
+    // noul's labels are Yes/No, read as [P(true), P(false)] like the gold.
+    records.push({ item: `${item.id}#${item.line}`, question: q.id, labels: q.labels, type: q.type, probabilities, gold: q.gold });
+  }
+}
+await engine.close();
+
+const report = qualityReport(records, 5, 1);
+const row = { model: basename(modelPath), dataset: basename(datasetPath), style: styleName, items: items.length, input_tokens: tokens, seconds: (performance.now() - started) / 1000, quality: report.byType };
+if (process.argv.includes("--json")) console.log(JSON.stringify(row));
+else {
+  console.log(`${row.model} ${row.dataset} style=${styleName}: ${items.length} items, ${tokens} tokens, ${row.seconds.toFixed(0)} s`);
+  for (const [type, q] of Object.entries(report.byType)) {
+    const f = (x: number) => x.toFixed(4);
+    console.log(`${type.padEnd(8)} acc ${f(q!.model.accuracy)}  F1 ${f(q!.model.macroF1)}  ECE10 ${f(q!.model.ece)}  Brier ${f(q!.model.brier)}  NLL ${f(q!.model.nll)}   prior NLL ${f(q!.prior.nll)}`);
+  }
+}
