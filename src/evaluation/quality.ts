@@ -190,3 +190,24 @@ export function qualityReport(records: readonly QuestionPrediction[], folds: num
   }
   return { folds: k, seed, byType, temperatures: kFold?.temperatures ?? [] };
 }
+
+/**
+ * Area under the ROC curve of `score` for telling `positive` cases from the others: the chance a
+ * random positive scores higher than a random negative, ties counting half (Mann–Whitney U).
+ * NaN when either class is empty.
+ */
+export function auroc(cases: readonly { score: number; positive: boolean }[]): number {
+  const sorted = [...cases].sort((a, b) => a.score - b.score);
+  let positives = 0;
+  let rankSum = 0;
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j < sorted.length && sorted[j].score === sorted[i].score) j++;
+    const midRank = (i + 1 + j) / 2; // ranks i+1 … j share their mean
+    for (let k = i; k < j; k++) if (sorted[k].positive) (positives++, (rankSum += midRank));
+    i = j;
+  }
+  const negatives = sorted.length - positives;
+  if (positives === 0 || negatives === 0) return NaN;
+  return (rankSum - (positives * (positives + 1)) / 2) / (positives * negatives);
+}
