@@ -37,6 +37,25 @@ const engine = createLlamaEngine({ model: modelPath, modelsDir: ".", contextSize
 await engine.ready;
 
 const records: QuestionPrediction[] = [];
+/** The same answers with contextual calibration (Zhao et al. 2021): divided by the answer to content-free states. */
+const contextual: QuestionPrediction[] = [];
+const CONTENT_FREE = ["N/A", ""];
+const contentFree = new Map<string, Promise<number[]>>();
+/** Mean probabilities over the content-free states, per question as shown (cached: a dataset repeats its questions). */
+function contentFreeOf(question: Question): Promise<number[]> {
+  const key = JSON.stringify(question);
+  if (!contentFree.has(key)) {
+    contentFree.set(key, (async () => {
+      const sum: number[] = [];
+      for (const state of CONTENT_FREE) {
+        const result = await engine.evaluate(await engine.prepare(buildPrompt(state, [question], style)));
+        normalise(result.labelLogProbs[0], 1).forEach((p, k) => (sum[k] = (sum[k] ?? 0) + p / CONTENT_FREE.length));
+      }
+      return sum;
+    })());
+  }
+  return contentFree.get(key)!;
+}
 /** Per answer: the label mass (x_diagnostics), whether the top token was a label, and whether the answer was right. */
 const diagnosed: { mass: number; top: boolean; confidence: number; right: boolean; type: string }[] = [];
 let tokens = 0;
@@ -53,6 +72,9 @@ for (const item of items) {
     // noul's labels are Yes/No, read as [P(true), P(false)] like the gold.
     const record: QuestionPrediction = { item: `${item.id}#${item.line}`, question: q.id, labels: q.labels, type: q.type, probabilities, gold: q.gold };
     records.push(record);
+    const cf = await contentFreeOf(request.questions[q.id]);
+    const corrected = normalise(result.labelLogProbs[ids.indexOf(q.id)].map((lp, k) => lp - Math.log(cf[k])), 1);
+    contextual.push({ ...record, probabilities: corrected });
     const d = result.diagnostics![ids.indexOf(q.id)];
     diagnosed.push({ mass: d.labelMass, top: d.topTokenIsLabel, confidence: Math.max(...probabilities), right: isCorrect(record), type: q.type });
   }
@@ -60,6 +82,7 @@ for (const item of items) {
 await engine.close();
 
 const report = qualityReport(records, 5, 1);
+const contextualReport = qualityReport(contextual, 5, 1);
 // Does a low label mass flag a wrong answer? AUROC of −mass for "wrong", beside that of −confidence.
 const flags = (filter: (d: (typeof diagnosed)[number]) => boolean) => {
   const of = diagnosed.filter(filter);
@@ -75,7 +98,7 @@ const flags = (filter: (d: (typeof diagnosed)[number]) => boolean) => {
 const diagnostics = Object.fromEntries(
   ["overall", "choice", "noul", "score"].map((type) => [type, flags((d) => type === "overall" || d.type === type)]).filter(([, f]) => (f as { answers: number }).answers > 0),
 );
-const row = { model: basename(modelPath), dataset: basename(datasetPath), style: styleName, items: items.length, input_tokens: tokens, seconds: (performance.now() - started) / 1000, quality: report.byType, diagnostics };
+const row = { model: basename(modelPath), dataset: basename(datasetPath), style: styleName, items: items.length, input_tokens: tokens, seconds: (performance.now() - started) / 1000, quality: report.byType, contextual: contextualReport.byType, diagnostics };
 if (process.argv.includes("--json")) console.log(JSON.stringify(row));
 else {
   console.log(`${row.model} ${row.dataset} style=${styleName}: ${items.length} items, ${tokens} tokens, ${row.seconds.toFixed(0)} s`);
