@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { DiagnosticsFlag } from "./diagnostics.js";
+import { CalibrationMode, DiagnosticsFlag } from "./diagnostics.js";
 import { DEBIAS_MODES } from "../judgment/debias.js";
 import { explain, MAX_CHOICE_OPTIONS, MAX_SCORE_LEVELS, MIN_CHOICE_OPTIONS, MIN_SCORE_LEVELS } from "../judgment/schema.js";
 import { PUBLIC_CODES } from "./shared.schema.js";
@@ -107,6 +107,7 @@ export const DecisionsRequest = z
     prompt_cache_key: Ignored,
     prompt_cache_options: Ignored,
     x_diagnostics: DiagnosticsFlag,
+    x_calibration: CalibrationMode,
     x_debias: z
       .enum(DEBIAS_MODES, { error: 'x_debias must be one of "none", "canonical", "shift"' })
       .optional()

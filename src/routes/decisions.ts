@@ -70,7 +70,7 @@ export function registerDecisions(app: App, deps: DecisionsDeps): void {
     const request = parseDecisionsRequest(body.value, deps);
     const questions: readonly DecisionsQuestion[] = request.questions;
     const mapped = mapOrRefuse(request);
-    const judgment = { ...mapped, includeLogits: false, debias: request.x_debias ?? deps.debias, diagnostics: request.x_diagnostics === true, body };
+    const judgment = { ...mapped, includeLogits: false, debias: request.x_debias ?? deps.debias, diagnostics: request.x_diagnostics === true, contextual: request.x_calibration === "contextual", body };
     return answerQuestions(c, deps, judgment, (judged) => JSON.stringify(responseBody(questions, judged)));
   });
 }

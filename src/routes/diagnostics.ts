@@ -17,6 +17,16 @@ export const DiagnosticsFlag = z
       'next token was one of them). In-process engine and x_debias "none" only; billing is unchanged.',
   });
 
+export const CalibrationMode = z
+  .enum(["none", "contextual"], { error: 'x_calibration must be "none" or "contextual"' })
+  .optional()
+  .openapi({
+    description:
+      'Extension of this server: "contextual" divides every answer by the same question\'s answer about content-free ' +
+      'states ("N/A" and the empty state), which removes the model\'s own preference for some labels (contextual ' +
+      'calibration, Zhao et al. 2021). Those prompts are read and billed. x_debias "none" only. Default "none".',
+  });
+
 export function withDiagnostics<T extends object>(answers: T[], diagnostics: readonly LabelDiagnostics[] | undefined): T[] {
   if (!diagnostics) return answers;
   return answers.map((answer, i) => ({ ...answer, label_mass: diagnostics[i].labelMass, top_token_is_label: diagnostics[i].topTokenIsLabel }));

@@ -27,6 +27,8 @@ export interface PipelineRequest {
   debias: DebiasMode;
   /** `x_diagnostics`: label mass and top token per answer. */
   diagnostics?: boolean;
+  /** `x_calibration: "contextual"`. */
+  contextual?: boolean;
   /** The body as read: an Idempotency-Key compares its digest. */
   body: JsonBody;
 }
@@ -48,7 +50,7 @@ export async function answerQuestions(c: Context<AppEnv>, deps: PipelineDeps, re
   if (replay) return c.body(replay.body, 200, { ...JSON_TYPE, ...billingHeaders(replay), "idempotent-replayed": "true" });
   try {
     const signal = c.req.raw.signal;
-    const input = { state: request.state, ids, questions, includeLogits: request.includeLogits, diagnostics: request.diagnostics, signal };
+    const input = { state: request.state, ids, questions, includeLogits: request.includeLogits, diagnostics: request.diagnostics, contextual: request.contextual, signal };
     const judgment = await prepareJudgment(deps, input, request.debias);
     const reservation = await reserveOrRefuse(deps.billing, caller, {
       questions: questions.length,

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { DiagnosticsFlag } from "./diagnostics.js";
+import { CalibrationMode, DiagnosticsFlag } from "./diagnostics.js";
 import { DEBIAS_MODES, MAX_SHIFTS, SHIFT_TOLERANCE } from "../judgment/debias.js";
 import { Answer, Content, explain, noEmptyKeys, Question, recordOf } from "../judgment/schema.js";
 
@@ -35,6 +35,7 @@ export const JudgmentRequest = z
         "uncalibrated log-probability of each label (for calibration tools).",
     }),
     x_diagnostics: DiagnosticsFlag,
+    x_calibration: CalibrationMode,
     x_debias: z
       .enum(DEBIAS_MODES, { error: 'x_debias must be one of "none", "canonical", "shift"' })
       .optional()

@@ -81,6 +81,7 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
       includeLogits: request.include_logits === true,
       debias: request.x_debias ?? deps.debias,
       diagnostics: request.x_diagnostics === true,
+      contextual: request.x_calibration === "contextual",
       body,
     };
     return answerQuestions(c, deps, judgment, (judged) => JSON.stringify(responseBody(ids, judged)));
