@@ -70,6 +70,14 @@ def main():
                 f.write(json.dumps(item, ensure_ascii=False) + "\n")
         decisions = sum(len(i["questions"]) for i in items)
         print(f"{name}.jsonl: {len(items)} items, {decisions} decisions", file=sys.stderr)
+    # Lean subsets for 2-core machines: the first items of each source, in the same proportions.
+    lean = {"dev-lean": splits["dev"][:90] + splits["dev"][300:345], "test-lean": splits["test"][:60] + splits["test"][150:180]}
+    for name, items in lean.items():
+        with open(out / f"{name}.jsonl", "w", encoding="utf-8") as f:
+            for item in items:
+                f.write(json.dumps(item, ensure_ascii=False) + "\n")
+        decisions = sum(len(i["questions"]) for i in items)
+        print(f"{name}.jsonl: {len(items)} items, {decisions} decisions", file=sys.stderr)
 
 
 main()
