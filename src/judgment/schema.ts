@@ -116,6 +116,14 @@ const Logits = z
       'Raw log P of each label before calibration; noul is keyed "true" and "false". null is log 0 (−∞, which JSON cannot write): a label the model rules out.',
   });
 
+/** Present only when the request asked for `x_diagnostics`. */
+const DiagnosticFields = {
+  label_mass: Probability.optional().openapi({
+    description: "x_diagnostics: the probability the whole vocabulary gave this question's labels (their first tokens) at the first label position.",
+  }),
+  top_token_is_label: z.boolean().optional().openapi({ description: "x_diagnostics: whether the most likely next token there was one of the labels." }),
+};
+
 const ChoiceAnswer = z
   .object({
     type: z.literal("choice"),
@@ -123,11 +131,12 @@ const ChoiceAnswer = z
     probabilities: z.record(z.string(), Probability).openapi({ description: "Option key to probability; sums to 1." }),
     confidence: Probability,
     logits: Logits,
+    ...DiagnosticFields,
   })
   .openapi("ChoiceAnswer");
 
 const NoulAnswer = z
-  .object({ type: z.literal("noul"), noul: Probability.openapi({ description: "P(statement holds)." }), logits: Logits })
+  .object({ type: z.literal("noul"), noul: Probability.openapi({ description: "P(statement holds)." }), logits: Logits, ...DiagnosticFields })
   .openapi("NoulAnswer");
 
 const ScoreAnswer = z
@@ -140,6 +149,7 @@ const ScoreAnswer = z
     }),
     confidence: Probability,
     logits: Logits,
+    ...DiagnosticFields,
   })
   .openapi("ScoreAnswer");
 
