@@ -72,6 +72,7 @@ interface EvalFlags extends ServerFlags {
   questionIds?: boolean;
   interference?: boolean;
   seed: number;
+  folds: number;
 }
 
 interface CalibrateFlags extends ServerFlags {
@@ -101,10 +102,11 @@ export function registerEvaluationCommands(program: Command): void {
     .addOption(debiasOption())
     .option("--question-ids", "check: ask again with the questions renamed")
     .option("--interference", "check: ask each question alone as well as with its item's others")
-    .option("--seed <n>", "seed of the shuffle", integer(0), 1);
+    .option("--seed <n>", "seed of the shuffle and of the k-fold split", integer(0), 1)
+    .option("--folds <k>", "folds of the k-fold temperature scaling in the quality table", integer(2), 5);
   withServerOptions(evaluate).action(async (dataset: string, flags: EvalFlags, command: Command) => {
     const checks = { order: flags.optionOrder, ids: flags.questionIds === true, interference: flags.interference === true };
-    const options = { ...serverOptions(flags), out: flags.out, errorRates: flags.errorRate, seed: flags.seed, checks, debias: flags.debias };
+    const options = { ...serverOptions(flags), out: flags.out, errorRates: flags.errorRate, seed: flags.seed, checks, debias: flags.debias, folds: flags.folds };
     await run(command, () => evalCommand(dataset, options, io));
   });
 

@@ -48,13 +48,27 @@ export function trieDepth(node: LabelTrieNode): number {
   return depth;
 }
 
+/**
+ * How the whole vocabulary met the label set at the first label position (`x_diagnostics`):
+ * the probability it gave to the labels' first tokens together, and whether its most likely
+ * next token was one of them. A low mass means the model wanted to say something else, so the
+ * renormalised answer rests on little.
+ */
+export interface LabelDiagnostics {
+  labelMass: number;
+  topTokenIsLabel: boolean;
+}
+
+/** The candidates' values, and the diagnostics when they were asked for. */
+export type Extended = Map<Token, number> & { diagnostics?: LabelDiagnostics };
+
 /** A sequence that can be extended and rolled back: the model's KV cache, or a test double. */
 export interface BranchingSequence {
   /**
    * Appends `tokens`, returns log P(candidate) as the next token for each candidate. With
    * `normalised` false the values may be off by a constant shared by all candidates of the call.
    */
-  extend(tokens: Token[], candidates: Token[], normalised: boolean): Promise<Map<Token, number>>;
+  extend(tokens: Token[], candidates: Token[], normalised: boolean, diagnose?: boolean): Promise<Extended>;
   /** Removes the last `count` appended tokens. */
   retract(count: number): Promise<void>;
 }
@@ -73,9 +87,10 @@ export async function readLabelLogProbs(
   root: LabelTrieNode,
   questionTokens: Token[],
   labelCount: number,
+  diagnostics?: (d: LabelDiagnostics) => void,
 ): Promise<number[]> {
   const logProbs = new Array<number>(labelCount).fill(Number.NaN);
-  await walk(sequence, root, questionTokens, 0, logProbs, true);
+  await walk(sequence, root, questionTokens, 0, logProbs, true, diagnostics);
   return logProbs;
 }
 
@@ -86,8 +101,10 @@ async function walk(
   logProbSoFar: number,
   out: number[],
   isRoot: boolean,
+  diagnostics?: (d: LabelDiagnostics) => void,
 ): Promise<void> {
-  const next = await sequence.extend(appended, [...node.children.keys()], !isRoot);
+  const next = await sequence.extend(appended, [...node.children.keys()], !isRoot, isRoot && diagnostics !== undefined);
+  if (isRoot && diagnostics && next.diagnostics) diagnostics(next.diagnostics);
   for (const [token, child] of node.children) {
     const logProb = logProbSoFar + (next.get(token) ?? Number.NaN);
     if (child.labelIndex !== undefined) {

@@ -21,5 +21,7 @@ export class PreparedTokens implements PreparedJudgment {
     readonly questions: PreparedQuestion[],
     readonly inputTokens: number,
     readonly questionTokens: readonly number[],
+    /** `x_diagnostics`: the in-process engine also reads the label mass at each first label position. */
+    readonly diagnostics = false,
   ) {}
 }

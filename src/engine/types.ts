@@ -1,4 +1,7 @@
 import type { JudgmentPrompt } from "../judgment/prompt.js";
+import type { LabelDiagnostics } from "./label-trie.js";
+
+export type { LabelDiagnostics };
 
 /**
  * The engine reads label probabilities from a language model. It is split in two steps so the
@@ -82,6 +85,8 @@ export interface PreparedJudgment {
 export interface EngineResult {
   /** Per question (in prompt order), log P(label) for each label, by the chain rule over its tokens. */
   labelLogProbs: number[][];
+  /** Per question, when the prompt asked for `diagnostics` and the engine reads the whole vocabulary. */
+  diagnostics?: LabelDiagnostics[];
   /** Tokens read: equal to the prepared count when it was exact; what the upstream reports otherwise. */
   inputTokens: number;
   /** Time the model spent evaluating, excluding time waiting for the model. */

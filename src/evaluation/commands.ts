@@ -83,6 +83,7 @@ export interface EvalCommandOptions extends ServerOptions {
   checks: EvalChecks;
   seed: number;
   debias?: DebiasMode;
+  folds?: number;
 }
 
 export async function evalCommand(dataset: string, options: EvalCommandOptions, io: CommandIo): Promise<CommandOutput> {

@@ -71,11 +71,28 @@ export function formatEvalText(result: EvalResult, context: EvalContext, written
     "",
     metricsTable(result.metrics),
   ];
+  lines.push("", qualityTable(result));
   const robustness = robustnessTable(result);
   if (robustness) lines.push("", robustness);
   if (result.models.length > 1) lines.push("", `Warning: the server answered as several models (${result.models.join(", ")}).`);
   lines.push("", `Wrote ${written.join(", ")}`);
   return lines.join("\n");
+}
+
+/** The judge against the prior baseline and after k-fold temperature scaling (ECE: top label, 10 bins). */
+function qualityTable(result: EvalResult): string {
+  const { byType, folds } = result.quality;
+  const rows = GROUPS.flatMap((group) => {
+    const row = byType[group];
+    if (!row) return [];
+    const cells = (q: typeof row.model) => [n4(q.accuracy), n4(q.macroF1), n4(q.ece), n4(q.brier), n4(q.nll)];
+    return [
+      [group, "judge", ...cells(row.model)],
+      ["", "prior", ...cells(row.prior)],
+      ["", `${folds}-fold T`, ...cells(row.kFold)],
+    ];
+  });
+  return upperTable({ headers: ["Type", "Answers of", "Accuracy", "Macro-F1", "ECE(10)", "Brier", "NLL"], rows });
 }
 
 export function formatCalibrateText(result: CalibrateResult, profile: { path: string; written: boolean }): string {
@@ -96,6 +113,11 @@ export function formatCalibrateText(result: CalibrateResult, profile: { path: st
     calibrationTable(result.heldOut),
     "",
     ...boundNotes(result),
+    ...result.keptAtOne.map(
+      (k) =>
+        `Kept T = 1 for ${k.type}: the fitted T = ${k.fitted.toFixed(3)} raised the held-out NLL from ${k.nllAtOne.toFixed(4)} to ` +
+        `${k.nllAtFitted.toFixed(4)}, so it would make answers worse; more data would fit it better.`,
+    ),
     profile.written ? `Wrote ${profile.path} (entry "${result.model}").` : `Not written (--dry-run): ${profile.path}.`,
   ].join("\n");
 }

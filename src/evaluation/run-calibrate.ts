@@ -48,6 +48,11 @@ export interface CalibrateResult {
   split: { fitItems: number; fitAnswers: number; heldOutItems: number; heldOutAnswers: number; inSample: boolean };
   fit: CalibrationFit;
   temperatures: Temperatures;
+  /**
+   * Types whose fitted temperature raised the held-out NLL above T = 1's: they keep 1 (and no
+   * buckets), since a temperature that does worse on answers it was not fitted on only adds noise.
+   */
+  keptAtOne: KeptAtOne[];
   heldOut: { uncalibrated: CompactByType; calibrated: CompactByType; current?: CompactByType };
 }
 
@@ -60,7 +65,8 @@ export async function runCalibration(options: CalibrateRunOptions): Promise<Cali
 
   const fit = fitCalibration(fitRecords, options.minBucketAnswers);
   const current = options.currentFor?.(model);
-  const temperatures = temperaturesOf(fit, current);
+  const fitted = temperaturesOf(fit, current);
+  const { temperatures, keptAtOne } = inSample ? { temperatures: fitted, keptAtOne: [] } : guardTemperatures(fitted, fit, heldOutRecords);
   return {
     model,
     ...(options.debias && { debias: options.debias }),
@@ -74,6 +80,7 @@ export async function runCalibration(options: CalibrateRunOptions): Promise<Cali
     },
     fit,
     temperatures,
+    keptAtOne,
     heldOut: {
       uncalibrated: compact(heldOutRecords, NEUTRAL_TEMPERATURES),
       calibrated: compact(heldOutRecords, temperatures),
@@ -108,6 +115,35 @@ async function askForLogits(options: CalibrateRunOptions) {
   });
   const logitsSource: CalibrateResult["logitsSource"] = fromLogits === answers ? "logits" : fromLogits === 0 ? "probabilities" : "mixed";
   return { model: models[0], recordsOf, logitsSource };
+}
+
+export interface KeptAtOne {
+  type: "choice" | "noul" | "score";
+  fitted: number;
+  nllAtOne: number;
+  nllAtFitted: number;
+}
+
+/**
+ * Per type, the fitted temperatures (with their buckets) against T = 1 on the held-out answers of
+ * that type: where the fit is worse there, the type keeps 1.
+ */
+export function guardTemperatures(fitted: Temperatures, fit: CalibrationFit, heldOut: readonly LogitRecord[]) {
+  const temperatures: Temperatures = { ...fitted, ...(fitted.buckets && { buckets: { ...fitted.buckets } }) };
+  const keptAtOne: KeptAtOne[] = [];
+  for (const type of ["choice", "noul", "score"] as const) {
+    const records = heldOut.filter((r) => r.type === type);
+    if (!fit.types[type] || records.length === 0) continue;
+    const nll = (t: Temperatures) => summariseByType(predictionsAt(records, t), [])[type]!.nll;
+    const nllAtOne = nll(NEUTRAL_TEMPERATURES);
+    const nllAtFitted = nll(fitted);
+    if (!(nllAtFitted > nllAtOne)) continue;
+    keptAtOne.push({ type, fitted: fitted[type], nllAtOne, nllAtFitted });
+    temperatures[type] = 1;
+    if (type !== "noul" && temperatures.buckets) delete temperatures.buckets[type];
+  }
+  if (temperatures.buckets && !temperatures.buckets.choice && !temperatures.buckets.score) delete temperatures.buckets;
+  return { temperatures, keptAtOne };
 }
 
 function compact(records: readonly LogitRecord[], temperatures: Temperatures): CompactByType {

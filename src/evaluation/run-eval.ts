@@ -6,6 +6,7 @@ import { labelErrors, requestExtras, sendAll, type JudgmentClient, type Judgment
 import { requestOf, type DatasetItem, type LabelledQuestion } from "./dataset.js";
 import { isCorrect, summariseByType, type Prediction, type SummaryByType } from "./metrics.js";
 import { answerProbabilities } from "./read-answer.js";
+import { qualityReport, type QualityReport } from "./quality.js";
 import {
   compareDistributions,
   summariseChanges,
@@ -39,6 +40,8 @@ export interface EvalRunOptions {
   model?: string;
   /** Sent as every request's `x_debias` when set (this server's option-order debiasing). */
   debias?: DebiasMode;
+  /** Folds of the k-fold temperature scaling in the quality figures (default 5). */
+  folds?: number;
   progress: (total: number) => { advance(): void; finish(): void };
 }
 
@@ -60,6 +63,8 @@ export interface EvalResult {
   /** The `x_debias` every request carried, when one was asked for. */
   debias?: DebiasMode;
   metrics: SummaryByType;
+  /** Macro-F1, ECE on 10 bins, and the same figures for the prior baseline and after k-fold temperature scaling. */
+  quality: QualityReport;
   /** Choice answers only: true label against predicted label, per option set. */
   confusion: Confusion;
   robustness: {
@@ -103,6 +108,11 @@ export async function runEvaluation(options: EvalRunOptions): Promise<EvalResult
     items: options.items.length,
     ...(options.debias && { debias: options.debias }),
     metrics: summariseByType(records.map(toPrediction), options.errorRates),
+    quality: qualityReport(
+      records.map((r) => ({ ...toPrediction(r), item: `${r.item}\u0000${r.line}`, question: r.question, labels: r.labels })),
+      options.folds ?? 5,
+      options.seed,
+    ),
     confusion: confusionTables(records),
     robustness: {
       ...(checks.order && { optionOrder: { mode: checks.order, ...summariseChanges(changes.order) } }),

@@ -117,6 +117,14 @@ const Logits = z
       'Raw log P of each label before calibration; noul is keyed "true" and "false". null is log 0 (−∞, which JSON cannot write): a label the model rules out.',
   });
 
+/** Present only when the request asked for `x_diagnostics`. */
+const DiagnosticFields = {
+  label_mass: Probability.optional().meta({
+    description: "x_diagnostics: the probability the whole vocabulary gave this question's labels (their first tokens) at the first label position.",
+  }),
+  top_token_is_label: z.boolean().optional().meta({ description: "x_diagnostics: whether the most likely next token there was one of the labels." }),
+};
+
 const ChoiceAnswer = z
   .object({
     type: z.literal("choice"),
@@ -124,11 +132,12 @@ const ChoiceAnswer = z
     probabilities: z.record(z.string(), Probability).meta({ description: "Option key to probability; sums to 1." }),
     confidence: Probability,
     logits: Logits,
+    ...DiagnosticFields,
   })
   .meta({ id: "ChoiceAnswer" });
 
 const NoulAnswer = z
-  .object({ type: z.literal("noul"), noul: Probability.meta({ description: "P(statement holds)." }), logits: Logits })
+  .object({ type: z.literal("noul"), noul: Probability.meta({ description: "P(statement holds)." }), logits: Logits, ...DiagnosticFields })
   .meta({ id: "NoulAnswer" });
 
 const ScoreAnswer = z
@@ -141,6 +150,7 @@ const ScoreAnswer = z
     }),
     confidence: Probability,
     logits: Logits,
+    ...DiagnosticFields,
   })
   .meta({ id: "ScoreAnswer" });
 

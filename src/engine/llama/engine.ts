@@ -5,6 +5,8 @@ import {
   buildLabelTrie,
   readLabelLogProbs,
   trieDepth,
+  type LabelDiagnostics,
+  type LabelTrieNode,
   type Token,
 } from "../label-trie.js";
 import { longestTokenBytes, refuseCertainlyOverBudget } from "../budget-bound.js";
@@ -204,7 +206,7 @@ function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: L
       `the request needs ${inputTokens} input tokens, over the limit of ${options.maxRequestTokens} per request`,
     );
   }
-  return new PreparedTokens(prefixTokens, questions, inputTokens, questionTokens);
+  return new PreparedTokens(prefixTokens, questions, inputTokens, questionTokens, prompt.diagnostics === true);
 }
 
 async function evaluateJudgment(
@@ -221,15 +223,18 @@ async function evaluateJudgment(
     const reused = await brancher.reuseOrEvaluatePrefix(prepared.prefixTokens);
     onPrefix(reused, prepared.prefixTokens.length - reused);
     const labelLogProbs: number[][] = [];
+    const diagnostics: LabelDiagnostics[] = [];
+    const diagnose = prepared.diagnostics ? (d: LabelDiagnostics) => diagnostics.push(d) : undefined;
     for (const question of prepared.questions) {
       throwIfAborted(signal);
-      const logProbs = await readLabelLogProbs(brancher, question.trie, question.tokens, question.labelCount);
+      const logProbs = await readLabelLogProbs(brancher, question.trie, question.tokens, question.labelCount, diagnose);
       // −∞ is a label the model rules out; NaN or +∞ means broken weights, never an answer.
       if (logProbs.some((lp) => Number.isNaN(lp) || lp === Infinity)) throw new Error("the model produced non-finite logits");
       labelLogProbs.push(logProbs);
       await brancher.rollbackTo(prepared.prefixTokens.length);
     }
-    return { labelLogProbs, inputTokens: prepared.inputTokens, timingMs: performance.now() - started };
+    const timingMs = performance.now() - started;
+    return { labelLogProbs, inputTokens: prepared.inputTokens, timingMs, ...(prepared.diagnostics && { diagnostics }) };
   } catch (error) {
     // The sequence may hold a half-evaluated branch: start the next request from scratch.
     await brancher.rollbackTo(0).catch(() => undefined);

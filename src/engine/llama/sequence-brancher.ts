@@ -1,5 +1,5 @@
 import type { ControlledEvaluateInputItem, LlamaContextSequence } from "node-llama-cpp";
-import type { BranchingSequence, Token } from "../label-trie.js";
+import type { BranchingSequence, Extended, LabelDiagnostics, Token } from "../label-trie.js";
 
 /**
  * The model's sequence as a `BranchingSequence`: extends by evaluating tokens, retracts by
@@ -36,12 +36,15 @@ export function createSequenceBrancher(sequence: LlamaContextSequence): Sequence
       if (common < prefix.length) await evaluateInBatches(sequence, prefix.slice(common));
       return common;
     },
-    async extend(tokens, candidates, normalised) {
-      // Only the requested logits cross into JavaScript unless the normaliser is needed.
-      const logits = normalised ? true : { filter: { tokens: candidates } };
+    async extend(tokens, candidates, normalised, diagnose) {
+      // Only the requested logits cross into JavaScript unless the whole vocabulary is needed.
+      const logits = normalised || diagnose ? true : { filter: { tokens: candidates } };
       const next = await evaluateInBatches(sequence, tokens, { logits, options: { temperature: 0 } });
       if (!next) throw new Error("the model returned no logits");
-      return normalised ? logProbsOf(next, candidates) : pick(next, candidates);
+      // The candidates' values are the same numbers whichever way they were read.
+      const values: Extended = normalised ? logProbsOf(next, candidates) : pick(next, candidates);
+      if (diagnose) values.diagnostics = diagnosticsOf(next, candidates);
+      return values;
     },
     async retract(count) {
       await rollbackTo(sequence.nextTokenIndex - count);
@@ -82,6 +85,25 @@ async function evaluateInBatches(
     if (last && generateNext) logits = output[size - 1]?.next.logits;
   }
   return logits;
+}
+
+/** Label mass and top token over the full distribution, in float64 like the readout. */
+export function diagnosticsOf(logits: Map<Token, number>, candidates: Token[]): LabelDiagnostics {
+  let max = -Infinity;
+  let top: Token | undefined;
+  for (const [token, value] of logits) {
+    if (value > max) {
+      max = value;
+      top = token;
+    }
+  }
+  let total = 0;
+  for (const value of logits.values()) total += Math.exp(value - max);
+  let mass = 0;
+  for (const token of new Set(candidates)) mass += Math.exp(logitOf(logits, token) - max);
+  // A tie for the top counts as a label when any label shares the top value.
+  const topTokenIsLabel = candidates.some((token) => logitOf(logits, token) === max) || (top !== undefined && candidates.includes(top));
+  return { labelMass: Math.min(1, mass / total), topTokenIsLabel };
 }
 
 /** Sizes of consecutive batches for `count` tokens: at most `max` each, none of one token. */

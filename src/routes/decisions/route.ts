@@ -5,6 +5,7 @@ import type { App } from "../../http/context.js";
 import { readJsonBody } from "../../http/read-body.js";
 import { decisionsUsage, toDecisionAnswers, toJudgment, UnsupportedDecisionError, type DecisionsQuestion } from "../../judgment/decisions.js";
 import type { Judged } from "../../services/judging/prepare.js";
+import { withDiagnostics } from "../diagnostics.js";
 import { answerQuestions, unknownModel } from "../judging.js";
 import { openAIErrorFormat, ParamError } from "./errors.js";
 import { DecisionsErrorBody, DecisionsInputJson, DecisionsInputText, DecisionsRequest, DecisionsResponse, DecisionsUserMessage } from "./schema.js";
@@ -69,7 +70,7 @@ export function registerDecisions(app: App, deps: DecisionsDeps): void {
     const request = parseDecisionsRequest(body.value, deps);
     const questions: readonly DecisionsQuestion[] = request.questions;
     const mapped = mapOrRefuse(request);
-    const judgment = { ...mapped, includeLogits: false, debias: request.x_debias ?? deps.debias, body };
+    const judgment = { ...mapped, includeLogits: false, debias: request.x_debias ?? deps.debias, diagnostics: request.x_diagnostics === true, contextual: request.x_calibration === "contextual", body };
     return answerQuestions(c, deps, judgment, (judged) => JSON.stringify(responseBody(questions, judged)));
   });
 }
@@ -77,7 +78,7 @@ export function registerDecisions(app: App, deps: DecisionsDeps): void {
 function responseBody(questions: readonly DecisionsQuestion[], judged: Judged): DecisionsResponse {
   const body: DecisionsResponse = {
     model: judged.model,
-    answers: toDecisionAnswers(questions, judged.answers),
+    answers: withDiagnostics(toDecisionAnswers(questions, judged.answers), judged.diagnostics),
     usage: decisionsUsage(judged.inputTokens),
   };
   return judged.debias ? { ...body, x_debias: judged.debias } : body;

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { CalibrationMode, DiagnosticsFlag } from "../diagnostics.js";
 import { DEBIAS_MODES } from "../../judgment/debias.js";
 import { explain, MAX_CHOICE_OPTIONS, MAX_SCORE_LEVELS, MIN_CHOICE_OPTIONS, MIN_SCORE_LEVELS } from "../../judgment/schema.js";
 import { PUBLIC_CODES } from "../shared.schema.js";
@@ -105,6 +106,8 @@ export const DecisionsRequest = z
     safety_identifier: Ignored,
     prompt_cache_key: Ignored,
     prompt_cache_options: Ignored,
+    x_diagnostics: DiagnosticsFlag,
+    x_calibration: CalibrationMode,
     x_debias: z
       .enum(DEBIAS_MODES, { error: 'x_debias must be one of "none", "canonical", "shift"' })
       .optional()

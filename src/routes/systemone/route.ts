@@ -5,6 +5,7 @@ import type { App } from "../../http/context.js";
 import { rateLimit } from "../../http/rate-limit.js";
 import { readJsonBody } from "../../http/read-body.js";
 import { keyed } from "../../judgment/keyed.js";
+import { withDiagnostics } from "../diagnostics.js";
 import type { Judged } from "../../services/judging/prepare.js";
 import { answerQuestions, unknownModel, type JudgingRouteDeps } from "../judging.js";
 import {
@@ -69,6 +70,8 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
       questions,
       includeLogits: request.include_logits === true,
       debias: request.x_debias ?? deps.debias,
+      diagnostics: request.x_diagnostics === true,
+      contextual: request.x_calibration === "contextual",
       body,
     };
     return answerQuestions(c, deps, judgment, (judged) => JSON.stringify(responseBody(ids, judged)));
@@ -78,7 +81,7 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
 function responseBody(ids: string[], judged: Judged): JudgmentResponse {
   const body: JudgmentResponse = {
     model: judged.model,
-    answers: keyed(ids, judged.answers),
+    answers: keyed(ids, withDiagnostics(judged.answers, judged.diagnostics)),
     usage: { input_tokens: judged.inputTokens, output_tokens: 0 },
     timing_ms: Math.round(judged.timingMs * 1000) / 1000,
   };

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { CalibrationMode, DiagnosticsFlag } from "../diagnostics.js";
 import { DEBIAS_MODES, MAX_SHIFTS, SHIFT_TOLERANCE } from "../../judgment/debias.js";
 import { Answer, Content, explain, noEmptyKeys, Question, recordOf } from "../../judgment/schema.js";
 
@@ -33,6 +34,8 @@ export const JudgmentRequest = z
         "Extension of this server: when true, every answer also carries `logits`, the model's raw " +
         "uncalibrated log-probability of each label (for calibration tools).",
     }),
+    x_diagnostics: DiagnosticsFlag,
+    x_calibration: CalibrationMode,
     x_debias: z
       .enum(DEBIAS_MODES, { error: 'x_debias must be one of "none", "canonical", "shift"' })
       .optional()

@@ -1,5 +1,6 @@
 import type { JudgmentPrompt } from "../../judgment/prompt.js";
-import type { JudgmentEngine, PreparedJudgment } from "../../engine/types.js";
+import type { EngineResult, JudgmentEngine, LabelDiagnostics, PreparedJudgment } from "../../engine/types.js";
+import { CONTENT_FREE_STATES, contentFreeDistribution, contextuallyCalibrated } from "../../judgment/contextual.js";
 import { BudgetError, RequestAbortedError, UpstreamLimitError } from "../../engine/types.js";
 import { JudgingRefusal } from "./errors.js";
 import { deadline } from "./deadline.js";
@@ -42,6 +43,8 @@ export interface Judged {
   inputTokens: number;
   /** The model's own evaluation time, every round together. */
   timingMs: number;
+  /** Per question, when `x_diagnostics` asked for them. */
+  diagnostics?: LabelDiagnostics[];
   /** Present when debiased: question presentations read, of those held for. */
   debias?: { mode: Exclude<DebiasMode, "none">; presentations_read: number; presentations: number };
 }
@@ -52,29 +55,67 @@ export interface JudgmentInput {
   ids: string[];
   questions: Question[];
   includeLogits: boolean;
+  diagnostics?: boolean;
+  /** `x_calibration: "contextual"`: divide each answer by the question's answer about content-free states. */
+  contextual?: boolean;
   signal: AbortSignal;
 }
 
 export async function prepareJudgment(deps: JudgmentDeps, input: JudgmentInput, mode: DebiasMode): Promise<PendingJudgment> {
+  if (input.diagnostics) refuseDiagnostics(deps.engine, mode);
+  if (input.contextual && mode !== "none") {
+    throw new JudgingRefusal("invalid_request", `x_calibration "contextual" corrects the options as sent: use it with x_debias "none" (this request: "${mode}")`);
+  }
   return mode === "none" ? preparePlain(deps, input) : prepareDebiased(deps, input, mode);
+}
+
+/**
+ * Diagnostics describe the one presentation the client sent, read over the whole vocabulary:
+ * only the in-process engine reads that, and a debiased answer mixes several presentations.
+ */
+function refuseDiagnostics(engine: JudgmentEngine, mode: DebiasMode): void {
+  if (engine.description.kind !== "llama") {
+    throw new JudgingRefusal("invalid_request", `x_diagnostics needs the in-process engine (JUDGE_ENGINE=llama); this server uses ${engine.description.kind}`);
+  }
+  if (mode !== "none") {
+    throw new JudgingRefusal("invalid_request", `x_diagnostics describes the answer to the options as sent: use it with x_debias "none" (this request: "${mode}")`);
+  }
 }
 
 async function preparePlain(deps: JudgmentDeps, input: JudgmentInput): Promise<PendingJudgment> {
   const { engine, requestTimeoutMs } = deps;
   const { state, ids, questions, signal } = input;
-  const prepared = await explainingRefusals(ids, () => prepareWithin(engine, buildPrompt(state, questions), signal, requestTimeoutMs));
+  const prompt = { ...buildPrompt(state, questions), ...(input.diagnostics && { diagnostics: true }) };
+  const prepared = await explainingRefusals(ids, () => prepareWithin(engine, prompt, signal, requestTimeoutMs));
+  // The content-free prompts are read like any other, so they are held for and billed.
+  const contentFree = input.contextual
+    ? await explainingRefusals(ids, () =>
+        Promise.all(CONTENT_FREE_STATES.map((cf) => prepareWithin(engine, buildPrompt(cf, questions), signal, requestTimeoutMs))),
+      )
+    : [];
+  const exact = prepared.inputTokensExact && contentFree.every((p) => p.inputTokensExact);
+  const hold = prepared.inputTokens + contentFree.reduce((sum, p) => sum + p.inputTokens, 0);
   return {
-    inputTokens: prepared.inputTokens,
+    inputTokens: hold,
     async answer() {
-      const result = await evaluateWithin(engine, prepared, signal, requestTimeoutMs);
+      const result = contentFree.length === 0
+        ? await evaluateWithin(engine, prepared, signal, requestTimeoutMs)
+        : await evaluateContextual(engine, prepared, contentFree, signal, requestTimeoutMs);
+      const read = result.inputTokens;
       // A hold for an upper bound (the gateway) is settled at what was read, never above the hold.
-      const billed = prepared.inputTokensExact ? prepared.inputTokens : Math.min(result.inputTokens, prepared.inputTokens);
+      const billed = exact ? hold : Math.min(read, hold);
       const answers = questions.map((q, i) => {
         const answer = buildAnswer(q, result.labelLogProbs[i], deps.temperatures());
         return input.includeLogits ? { ...answer, logits: keyedLogits(q, result.labelLogProbs[i]) } : answer;
       });
-      const judged: Judged = { model: engine.modelId, answers, inputTokens: billed, timingMs: result.timingMs };
-      return { judged, actualInputTokens: prepared.inputTokensExact ? undefined : billed };
+      const judged: Judged = {
+        model: engine.modelId,
+        answers,
+        inputTokens: billed,
+        timingMs: result.timingMs,
+        ...(input.diagnostics && result.diagnostics && { diagnostics: result.diagnostics }),
+      };
+      return { judged, actualInputTokens: exact ? undefined : billed };
     },
   };
 }
@@ -115,6 +156,29 @@ async function prepareDebiased(deps: JudgmentDeps, input: JudgmentInput, mode: E
       return { judged, actualInputTokens: settledAtHold ? undefined : result.inputTokens };
     },
   };
+}
+
+/** The request and its content-free prompts under one deadline; answers divided by the content-free ones. */
+async function evaluateContextual(
+  engine: JudgmentEngine,
+  prepared: PreparedJudgment,
+  contentFree: PreparedJudgment[],
+  signal: AbortSignal,
+  timeoutMs: number,
+): Promise<EngineResult> {
+  const phase = deadline(signal, timeoutMs);
+  try {
+    const result = await evaluateWithin(engine, prepared, phase.signal, timeoutMs);
+    const free: EngineResult[] = [];
+    for (const p of contentFree) free.push(await evaluateWithin(engine, p, phase.signal, timeoutMs));
+    const labelLogProbs = result.labelLogProbs.map((lp, i) => contextuallyCalibrated(lp, contentFreeDistribution(free.map((r) => r.labelLogProbs[i]))));
+    const sum = (f: (r: EngineResult) => number) => free.reduce((total, r) => total + f(r), f(result));
+    return { ...result, labelLogProbs, inputTokens: sum((r) => r.inputTokens), timingMs: sum((r) => r.timingMs) };
+  } catch (error) {
+    throw phase.timedOut ? modelTimeout(timeoutMs) : error;
+  } finally {
+    phase.dispose();
+  }
 }
 
 /** Tokenising may ask the engine's server, so it is bounded like the model call and ends with the client. */
