@@ -31,6 +31,10 @@ export interface ParsedJudgment {
   questions: Question[];
   includeLogits: boolean;
   debias: DebiasMode;
+  /** `x_diagnostics`: label mass and top token per answer. */
+  diagnostics?: boolean;
+  /** `x_calibration: "contextual"`. */
+  contextual?: boolean;
   /** The body as read: an Idempotency-Key compares its digest. */
   body: JsonBody;
 }

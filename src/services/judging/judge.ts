@@ -33,6 +33,10 @@ export interface JudgingRequest {
   questions: Question[];
   includeLogits: boolean;
   debias: DebiasMode;
+  /** `x_diagnostics`: label mass and top token per answer. */
+  diagnostics?: boolean;
+  /** `x_calibration: "contextual"`. */
+  contextual?: boolean;
   /** Aborted when the client leaves. */
   signal: AbortSignal;
 }
@@ -58,7 +62,7 @@ export async function judge(deps: JudgingDeps, request: JudgingRequest, render: 
   const replay = claim ? await claimIdempotencyKey(deps.billing, claim) : undefined;
   if (replay) return { text: replay.body, billedTo: replay.billedTo, standing: replay.standing, replayed: true };
   try {
-    const input = { state: request.state, ids, questions, includeLogits: request.includeLogits, signal };
+    const input = { state: request.state, ids, questions, includeLogits: request.includeLogits, diagnostics: request.diagnostics, contextual: request.contextual, signal };
     const judgment = await prepareJudgment(deps, input, request.debias);
     // Refused with InsufficientFundsError (and the standing that explains why); nothing is charged.
     const reservation = await reserve(deps.billing, caller, {
