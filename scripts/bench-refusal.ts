@@ -3,7 +3,7 @@
  * the issue's body (64 questions × 255 options, ~225 KB) prepared by the in-process engine on a
  * real model, N times; prints the median milliseconds and the refusal's message.
  *
- *   npx tsx scripts/bench-refusal.ts /tmp/real-models/SmolLM2-135M-Instruct.Q4_1.gguf [runs]
+ *   npx tsx scripts/bench-refusal.ts "$(scripts/real-models.sh smollm2-135m-instruct)" [runs]
  */
 import { createLlamaEngine } from "../src/engine/llama/engine.js";
 import { buildPrompt } from "../src/judgment/prompt.js";
