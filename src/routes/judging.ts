@@ -6,8 +6,7 @@ import type { AppEnv } from "../http/context.js";
 import type { JsonBody } from "../http/read-body.js";
 import { billingHeaders } from "../http/standing-headers.js";
 import type { DebiasMode } from "../judgment/debias.js";
-import type { Question } from "../judgment/schema.js";
-import { judge, type JudgingDeps, type RenderAnswers } from "../services/judging/judge.js";
+import { judge, type JudgingDeps, type JudgmentAsked, type RenderAnswers } from "../services/judging/judge.js";
 import type { LimitsService } from "../services/limits.js";
 
 /**
@@ -24,17 +23,7 @@ export interface JudgingRouteDeps extends JudgingDeps {
   debias: DebiasMode;
 }
 
-export interface ParsedJudgment {
-  state: unknown;
-  /** The questions' ids, in order: named in a refusal's message. */
-  ids: string[];
-  questions: Question[];
-  includeLogits: boolean;
-  debias: DebiasMode;
-  /** `x_diagnostics`: label mass and top token per answer. */
-  diagnostics?: boolean;
-  /** `x_calibration: "contextual"`. */
-  contextual?: boolean;
+export interface ParsedJudgment extends JudgmentAsked {
   /** The body as read: an Idempotency-Key compares its digest. */
   body: JsonBody;
 }

@@ -20,13 +20,8 @@ export interface JudgingDeps extends JudgmentDeps {
   billing: BillingService;
 }
 
-export interface JudgingRequest {
-  caller: Payer;
-  requestId: string;
-  /** The client's Idempotency-Key, already validated; undefined when it sent none. */
-  idempotencyKey: string | undefined;
-  /** The digest of the body as read: a retry's Idempotency-Key compares it. */
-  bodyDigest: string;
+/** What a route parsed from its wire format: the questions and how to answer them. */
+export interface JudgmentAsked {
   state: unknown;
   /** The questions' ids, in order: named in a refusal's message. */
   ids: string[];
@@ -37,6 +32,15 @@ export interface JudgingRequest {
   diagnostics?: boolean;
   /** `x_calibration: "contextual"`. */
   contextual?: boolean;
+}
+
+export interface JudgingRequest extends JudgmentAsked {
+  caller: Payer;
+  requestId: string;
+  /** The client's Idempotency-Key, already validated; undefined when it sent none. */
+  idempotencyKey: string | undefined;
+  /** The digest of the body as read: a retry's Idempotency-Key compares it. */
+  bodyDigest: string;
   /** Aborted when the client leaves. */
   signal: AbortSignal;
 }
