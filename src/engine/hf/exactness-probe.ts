@@ -1,6 +1,7 @@
 import type { Token } from "../label-trie.js";
 import type { ExactnessReport } from "../types.js";
 import { callJson, type RemoteServer } from "../remote/http.js";
+import { readDifference } from "../remote/read-difference.js";
 import type { ProbeRead } from "./probe.js";
 
 /** The largest max |Δp| each mode accepts at start-up (README "Exactness: strict and tolerant"). */
@@ -27,7 +28,7 @@ export async function probeExactness(
   const again = await read(tokens, candidates, 0);
   const others = [1, 2, 3].map((k) => [...tokens.slice(0, tokens.length - k * 3), ...tokens.slice(tokens.length - k * 3).reverse()]);
   const [beside] = await Promise.all([read(tokens, candidates, 0), ...others.map((other) => read(other, candidates, 0))]);
-  const measured = Math.max(difference(base, again), difference(base, beside));
+  const measured = Math.max(readDifference(base, again), readDifference(base, beside));
   const backendMode = await backendDeterminism(backend.server, backend.kind, signal);
   if (!(measured <= bound)) {
     throw new Error(
@@ -55,18 +56,4 @@ async function backendDeterminism(server: RemoteServer, kind: "vllm" | "sglang",
   } catch {
     return undefined;
   }
-}
-
-function difference(x: Map<Token, number>, y: Map<Token, number>): number {
-  const [px, py] = [normalised(x), normalised(y)];
-  let worst = 0;
-  for (const [id, p] of px) worst = Math.max(worst, Math.abs(p - (py.get(id) ?? 0)));
-  return worst;
-}
-
-function normalised(read: Map<Token, number>): Map<Token, number> {
-  const max = Math.max(...read.values());
-  let sum = 0;
-  for (const value of read.values()) sum += Math.exp(value - max);
-  return new Map([...read].map(([id, value]) => [id, Math.exp(value - max) / sum]));
 }

@@ -1,5 +1,6 @@
 import type { Token } from "../label-trie.js";
 import { describe, type RemoteServer } from "../remote/http.js";
+import { readDifference } from "../remote/read-difference.js";
 import type { BuiltinToken, RemoteTokenizer } from "../remote/prepare.js";
 import { readNodes, type BatchSession, type Exactness, type NodeToRead } from "./batch-read.js";
 import { fillCache, readCompletion } from "./completion.js";
@@ -127,19 +128,7 @@ export async function probeRawReadout(
 
 /** Max |Δp| over two reads of the same nodes, each node's candidates renormalised as labels are. */
 function difference(x: Map<Token, number>[], y: Map<Token, number>[]): number {
-  let worst = 0;
-  x.forEach((read, i) => {
-    const [px, py] = [normalised(read), normalised(y[i])];
-    for (const [id, p] of px) worst = Math.max(worst, Math.abs(p - (py.get(id) ?? 0)));
-  });
-  return worst;
-}
-
-function normalised(read: Map<Token, number>): Map<Token, number> {
-  const max = Math.max(...read.values());
-  let sum = 0;
-  for (const value of read.values()) sum += Math.exp(value - max);
-  return new Map([...read].map(([id, value]) => [id, Math.exp(value - max) / sum]));
+  return x.reduce((worst, read, i) => Math.max(worst, readDifference(read, y[i])), 0);
 }
 
 /** Max |Δp| over two raw top lists; a token in one list but not the other counts in full. */
