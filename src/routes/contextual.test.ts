@@ -1,8 +1,9 @@
+import { okJson } from "../testing/route-assertions.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JudgmentEngine } from "../engine/types.js";
 import { CONTENT_FREE_STATES } from "../judgment/contextual.js";
 import type { Question } from "../judgment/schema.js";
-import { postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
+import { postJudgment, show } from "../testing/http-client.js";
 import { readyTinyEngine, startTestServer, type TestServer } from "../testing/server.js";
 import { postDecisions } from "./decisions/test-helpers.js";
 
@@ -30,20 +31,15 @@ const QUESTIONS: Record<string, Question> = {
   urgency: { type: "score", instructions: "How urgent?", criteria: ["low", "medium", "high"] },
 };
 
-function ok(response: CapturedResponse) {
-  expect(response.status, show(response)).toBe(200);
-  return response.json;
-}
-
 /** An answer as a distribution over its labels in question order (noul: [P(true), P(false)]). */
 const distribution = (answer: any): number[] => (answer.type === "noul" ? [answer.noul, 1 - answer.noul] : Object.values(answer.probabilities));
 
 describe('x_calibration "contextual"', () => {
   it("divides each answer by the mean content-free answer and renormalises", async () => {
-    const plain = ok(await postJudgment(server, { state: STATE, questions: QUESTIONS }));
-    const free = await Promise.all(CONTENT_FREE_STATES.map(async (state) => ok(await postJudgment(server, { state, questions: QUESTIONS }))));
+    const plain = okJson(await postJudgment(server, { state: STATE, questions: QUESTIONS }));
+    const free = await Promise.all(CONTENT_FREE_STATES.map(async (state) => okJson(await postJudgment(server, { state, questions: QUESTIONS }))));
     const response = await postJudgment(server, { state: STATE, questions: QUESTIONS, x_calibration: "contextual" });
-    const calibrated = ok(response);
+    const calibrated = okJson(response);
     for (const id of Object.keys(QUESTIONS)) {
       const p = distribution(plain.answers[id]);
       const cf = p.map((_, k) => free.reduce((sum, f) => sum + distribution(f.answers[id])[k], 0) / free.length);
@@ -58,9 +54,9 @@ describe('x_calibration "contextual"', () => {
   });
 
   it("answers a question the same whatever other questions come with it", async () => {
-    const alone = ok(await postJudgment(server, { state: STATE, questions: { topic: QUESTIONS.topic }, x_calibration: "contextual" }));
+    const alone = okJson(await postJudgment(server, { state: STATE, questions: { topic: QUESTIONS.topic }, x_calibration: "contextual" }));
     const response = await postJudgment(server, { state: STATE, questions: QUESTIONS, x_calibration: "contextual" });
-    expect(ok(response).answers.topic, show(response)).toEqual(alone.answers.topic);
+    expect(okJson(response).answers.topic, show(response)).toEqual(alone.answers.topic);
   });
 
   it("works on /v1/decisions, and is refused with x_debias canonical or shift", async () => {
@@ -70,7 +66,7 @@ describe('x_calibration "contextual"', () => {
       questions: [{ type: "predicate", instructions: "The customer is angry." }],
       x_calibration: "contextual",
     });
-    expect(ok(response).answers[0].probability, show(response)).toBeGreaterThan(0);
+    expect(okJson(response).answers[0].probability, show(response)).toBeGreaterThan(0);
     const refused = await postJudgment(server, { state: STATE, questions: QUESTIONS, x_calibration: "contextual", x_debias: "shift" });
     expect(refused.status, show(refused)).toBe(400);
     expect(refused.json.code, show(refused)).toBe("invalid_request");

@@ -1,11 +1,12 @@
 import { getLlama, resolveChatWrapper, type LlamaModel, type Token } from "node-llama-cpp";
+import { okJson } from "../testing/route-assertions.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createChatPromptTemplate } from "../engine/chat-prompt.js";
 import type { JudgmentEngine } from "../engine/types.js";
 import { buildPrompt } from "../judgment/prompt.js";
 import type { Question } from "../judgment/schema.js";
 import { tinyFixturePath } from "../testing/fixture.js";
-import { postJudgment, show, type CapturedResponse } from "../testing/http-client.js";
+import { postJudgment, show } from "../testing/http-client.js";
 import { evaluateWithoutLoneToken } from "../testing/reference.js";
 import { readyTinyEngine, startTestServer, type TestServer } from "../testing/server.js";
 import { postDecisions } from "./decisions/test-helpers.js";
@@ -37,11 +38,6 @@ const QUESTIONS: Record<string, Question> = {
   urgency: { type: "score", instructions: "How urgent?", criteria: ["low", "medium", "high"] },
 };
 
-function ok(response: CapturedResponse) {
-  expect(response.status, show(response)).toBe(200);
-  return response.json;
-}
-
 /** Fresh evaluation of the prompt up to the first label token; mass and top token over the whole vocabulary. */
 async function reference(question: Question): Promise<{ mass: number; top: boolean }> {
   const template = createChatPromptTemplate(resolveChatWrapper(model));
@@ -64,9 +60,9 @@ async function reference(question: Question): Promise<{ mass: number; top: boole
 
 describe("x_diagnostics", () => {
   it("on /v1/systemone: label_mass and top_token_is_label per answer, matching a fresh full-vocabulary read; answers and bill unchanged", async () => {
-    const plain = ok(await postJudgment(server, { state: STATE, questions: QUESTIONS }));
+    const plain = okJson(await postJudgment(server, { state: STATE, questions: QUESTIONS }));
     const response = await postJudgment(server, { state: STATE, questions: QUESTIONS, x_diagnostics: true });
-    const diagnosed = ok(response);
+    const diagnosed = okJson(response);
     expect(diagnosed.usage, show(response)).toEqual(plain.usage);
     for (const [id, question] of Object.entries(QUESTIONS)) {
       const { label_mass, top_token_is_label, ...answer } = diagnosed.answers[id];
@@ -88,9 +84,9 @@ describe("x_diagnostics", () => {
         { type: "choice", instructions: "What is it about?", choices: [{ value: "billing" }, { value: "tech" }] },
       ],
     };
-    const plain = ok(await postDecisions(server, body));
+    const plain = okJson(await postDecisions(server, body));
     const response = await postDecisions(server, { ...body, x_diagnostics: true });
-    const diagnosed = ok(response);
+    const diagnosed = okJson(response);
     expect(diagnosed.usage, show(response)).toEqual(plain.usage);
     diagnosed.answers.forEach((a: any, i: number) => {
       const { label_mass, top_token_is_label, ...answer } = a;

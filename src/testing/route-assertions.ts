@@ -39,3 +39,9 @@ export function expectErrorResponse(response: CapturedResponse, status: number, 
   expect(response.json.detail, message).toEqual({ error_type: ERROR_TYPE[response.json.code as ErrorCode], message: response.json.error });
   expectRequestId(response);
 }
+
+/** A 200's parsed body; anything else fails with the whole response printed. */
+export function okJson(response: CapturedResponse): any {
+  expect(response.status, show(response)).toBe(200);
+  return response.json;
+}

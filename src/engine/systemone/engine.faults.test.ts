@@ -4,7 +4,7 @@ import { buildPrompt } from "../../judgment/prompt.js";
 import type { Question } from "../../judgment/schema.js";
 import { billingState, moneyTables } from "../../testing/billing-http.js";
 import { postJudgment, show, type CapturedResponse } from "../../testing/http-client.js";
-import { expectErrorResponse } from "../../testing/route-assertions.js";
+import { expectErrorResponse, okJson } from "../../testing/route-assertions.js";
 import { startTestServer, type TestServer } from "../../testing/server.js";
 import {
   mutatingHandler,
@@ -86,11 +86,6 @@ async function expectUncharged(status: number, code: string, message?: RegExp): 
   return response;
 }
 
-function ok(response: CapturedResponse): any {
-  expect(response.status, show(response)).toBe(200);
-  return response.json;
-}
-
 describe("broken answers give 502 model_failed, uncharged", () => {
   const probabilitiesOf = (body: any, id: string) => body.answers[id].probabilities;
   const cases: [string, (body: any) => unknown, RegExp][] = [
@@ -165,7 +160,7 @@ describe("an upstream that is slow, refuses the key or the request", () => {
 describe("answers the gateway accepts", () => {
   it("sends the upstream the original questions under q1…, with the model and its key, below the path prefix", async () => {
     behaviour = breaking(() => undefined);
-    ok(await postJudgment(gateway, BODY));
+    okJson(await postJudgment(gateway, BODY));
     const sent = standIn.judgments().at(-1)!;
     expect(sent.headers.authorization).toBe(`Bearer ${KEY}`);
     expect(sent.headers["idempotency-key"]).toBeUndefined();
@@ -178,13 +173,13 @@ describe("answers the gateway accepts", () => {
   });
 
   it("uses the probabilities of an upstream without the logits extension, renormalising a tiny drift", async () => {
-    const direct = ok(await postJudgment(upstream, BODY));
+    const direct = okJson(await postJudgment(upstream, BODY));
     const drift = 4e-4;
     behaviour = breaking((b) => {
       for (const answer of Object.values<any>(b.answers)) delete answer.logits;
       b.answers.q1.probabilities.billing += drift;
     });
-    const through = ok(await postJudgment(gateway, BODY));
+    const through = okJson(await postJudgment(gateway, BODY));
     const message = JSON.stringify({ direct, through });
     const sum = 1 + drift;
     for (const [key, p] of Object.entries<number>(direct.answers.topic.probabilities)) {
@@ -206,9 +201,9 @@ describe("answers the gateway accepts", () => {
     const own = await startGateway();
     try {
       const asked = standIn.judgments().length;
-      const direct = ok(await postJudgment(upstream, BODY));
-      const first = ok(await postJudgment(own, BODY));
-      const second = ok(await postJudgment(own, BODY));
+      const direct = okJson(await postJudgment(upstream, BODY));
+      const first = okJson(await postJudgment(own, BODY));
+      const second = okJson(await postJudgment(own, BODY));
       const sent = standIn.judgments().slice(asked).map((r) => "include_logits" in JSON.parse(r.body));
       expect(sent, JSON.stringify({ first, second })).toEqual([true, false, false]);
       for (const through of [first, second]) expect(through.answers.topic.choice, JSON.stringify({ direct, through })).toBe(direct.answers.topic.choice);
@@ -225,7 +220,7 @@ describe("answers the gateway accepts", () => {
       b.answers.q1.confidence = 0.99;
       b.answers.q1.diagnostics = { label_mass: 0.93 };
     });
-    const through = ok(await postJudgment(gateway, BODY));
+    const through = okJson(await postJudgment(gateway, BODY));
     const text = JSON.stringify(through);
     expect(through.model, text).toBe(gateway.engine.modelId);
     expect(text).not.toMatch(/x_label_mass|diagnostics|upstream-secret-model/);
@@ -236,7 +231,7 @@ describe("answers the gateway accepts", () => {
     const bound = (await gateway.engine.prepare(BOUND_PROMPT)).inputTokens;
     behaviour = breaking((b) => void (b.usage.input_tokens = bound * 10));
     const before = (await billingState(gateway, gateway.accountId)).balanceMicro;
-    const through = ok(await postJudgment(gateway, BODY));
+    const through = okJson(await postJudgment(gateway, BODY));
     expect(through.usage.input_tokens, JSON.stringify(through)).toBe(bound);
     const after = await billingState(gateway, gateway.accountId);
     expect(before - after.balanceMicro, JSON.stringify(after)).toBe(chargeFor(bound, PRICE));

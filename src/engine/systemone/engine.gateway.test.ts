@@ -3,8 +3,8 @@ import { chargeFor } from "../../money/money.js";
 import { buildPrompt } from "../../judgment/prompt.js";
 import type { Question } from "../../judgment/schema.js";
 import { billingState, moneyTables } from "../../testing/billing-http.js";
-import { call, postJudgment, show, type CapturedResponse } from "../../testing/http-client.js";
-import { expectErrorResponse } from "../../testing/route-assertions.js";
+import { call, postJudgment, show } from "../../testing/http-client.js";
+import { expectErrorResponse, okJson } from "../../testing/route-assertions.js";
 import { startTestServer, type TestServer } from "../../testing/server.js";
 import { createSystemOneEngine } from "./engine.js";
 
@@ -66,11 +66,6 @@ const BODY = `{
   }
 }`;
 
-function ok(response: CapturedResponse): any {
-  expect(response.status, show(response)).toBe(200);
-  return response.json;
-}
-
 /** The parsed questions, in the order the route sees them, for computing the bound the gateway holds. */
 function questionsOf(body: string): Question[] {
   return Object.values(JSON.parse(body).questions) as Question[];
@@ -79,8 +74,8 @@ function questionsOf(body: string): Question[] {
 describe("the System One gateway in front of a real instance", () => {
   it("gives the same probabilities, choice, score, legend and confidence as the upstream directly", async () => {
     const gateway = await startGateway();
-    const direct = ok(await postJudgment(upstream, BODY));
-    const through = ok(await postJudgment(gateway, BODY));
+    const direct = okJson(await postJudgment(upstream, BODY));
+    const through = okJson(await postJudgment(gateway, BODY));
     const message = JSON.stringify({ direct, through }, null, 1);
     expect(Object.keys(through.answers), message).toEqual(Object.keys(direct.answers));
     expect(Object.keys(through.answers), message).toContain("__proto__");
@@ -109,8 +104,8 @@ describe("the System One gateway in front of a real instance", () => {
   it("passes the upstream's raw log-probabilities through include_logits", async () => {
     const gateway = await startGateway();
     const body = JSON.stringify({ ...JSON.parse(BODY), include_logits: true });
-    const direct = ok(await postJudgment(upstream, body));
-    const through = ok(await postJudgment(gateway, body));
+    const direct = okJson(await postJudgment(upstream, body));
+    const through = okJson(await postJudgment(gateway, body));
     for (const id of ["topic 🎫", "x.y-urgency", "plain"]) {
       const [d, g] = [direct.answers[id].logits, through.answers[id].logits];
       expect(Object.keys(g), JSON.stringify({ d, g })).toEqual(Object.keys(d));
@@ -123,7 +118,7 @@ describe("the System One gateway in front of a real instance", () => {
     const bound = (await gateway.engine.prepare(buildPrompt(JSON.parse(BODY).state, questionsOf(BODY)))).inputTokens;
     const upstreamBefore = await billingState(upstream, upstream.accountId);
     const response = await postJudgment(gateway, BODY);
-    const tokens = ok(response).usage.input_tokens;
+    const tokens = okJson(response).usage.input_tokens;
     expect(tokens, show(response)).toBeGreaterThan(0);
     expect(tokens, `usage ${tokens} must be below the bound ${bound}`).toBeLessThan(bound);
     const state = await billingState(gateway, gateway.accountId);
@@ -139,7 +134,7 @@ describe("the System One gateway in front of a real instance", () => {
   it("refuses with 402 a balance that covers the usage but not the bound, asking the upstream nothing", async () => {
     const probe = await startGateway();
     const bound = (await probe.engine.prepare(buildPrompt(JSON.parse(BODY).state, questionsOf(BODY)))).inputTokens;
-    const tokens = ok(await postJudgment(upstream, BODY)).usage.input_tokens;
+    const tokens = okJson(await postJudgment(upstream, BODY)).usage.input_tokens;
     expect(chargeFor(tokens, PRICE), `${tokens} tokens, bound ${bound}`).toBeLessThan(chargeFor(bound, PRICE) - 1);
 
     const short = await startGateway({ balanceMicro: chargeFor(bound, PRICE) - 1 });
@@ -151,7 +146,7 @@ describe("the System One gateway in front of a real instance", () => {
     expect((await billingState(upstream, upstream.accountId)).entries.length, "the upstream was asked").toBe(upstreamBefore.entries.length);
 
     const exact = await startGateway({ balanceMicro: chargeFor(bound, PRICE) });
-    const answered = ok(await postJudgment(exact, BODY));
+    const answered = okJson(await postJudgment(exact, BODY));
     const state = await billingState(exact, exact.accountId);
     expect(state.balanceMicro, JSON.stringify({ answered, state })).toBe(chargeFor(bound, PRICE) - chargeFor(tokens, PRICE));
   });
