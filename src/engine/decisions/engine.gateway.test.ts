@@ -4,8 +4,8 @@ import type { Question } from "../../judgment/schema.js";
 import { chargeFor } from "../../money/money.js";
 import { postDecisions } from "../../routes/decisions/test-helpers.js";
 import { billingState } from "../../testing/billing-http.js";
-import { postJudgment } from "../../testing/http-client.js";
-import { okJson, own } from "../../testing/route-assertions.js";
+import { postJudgment, show } from "../../testing/http-client.js";
+import { expectErrorResponse, okJson, own } from "../../testing/route-assertions.js";
 import { startTestServer, type TestServer } from "../../testing/server.js";
 import { startDecisionsStandIn, STAND_IN_KEY, type DecisionsStandIn } from "../../testing/standins/decisions-upstream.js";
 import { createDecisionsEngine } from "./engine.js";
@@ -159,6 +159,28 @@ describe("the decisions gateway in front of a real Decisions server", () => {
     expect(through.usage.input_tokens).toBeGreaterThan(direct.usage.input_tokens);
     const state = await billingState(gateway, gateway.accountId);
     expect(state.entries.at(-1), JSON.stringify(state)).toMatchObject({ amountMicro: -chargeFor(through.usage.input_tokens, PRICE) });
+  });
+
+  it("debiases as the upstream would (shift: one call per round, billed at their sum); include_logits works, x_diagnostics is refused", async () => {
+    const gateway = await startGateway();
+    const body = {
+      state: "I was charged twice for order 1234.",
+      questions: { topic: { type: "choice", instructions: "What is it about?", criteria: { billing: null, shipping: null, returns: null, other: null } } },
+      x_debias: "shift",
+    };
+    const direct = okJson(await postJudgment(upstream, body));
+    const upstreamBefore = (await billingState(upstream, upstream.accountId)).entries.length;
+    const through = okJson(await postJudgment(gateway, body));
+    expectSameAnswers(direct, through);
+    expect(through.x_debias, JSON.stringify(through)).toEqual(direct.x_debias);
+    const rounds = (await billingState(upstream, upstream.accountId)).entries.slice(upstreamBefore);
+    expect(through.usage.input_tokens, JSON.stringify({ rounds, through })).toBe(rounds.reduce((sum, e) => sum + e.inputTokens, 0));
+
+    const withLogits = okJson(await postJudgment(gateway, { ...body, x_debias: "none", include_logits: true }));
+    expect(Object.keys(withLogits.answers.topic.logits), JSON.stringify(withLogits)).toEqual(["billing", "shipping", "returns", "other"]);
+    const diagnostics = await postJudgment(gateway, { ...body, x_diagnostics: true });
+    expectErrorResponse(diagnostics, 400, "invalid_request");
+    expect(diagnostics.json.error, show(diagnostics)).toMatch(/x_diagnostics needs the in-process engine/);
   });
 
   it("takes the SDKs' base URL, ending in /v1, as well as the root", async () => {
