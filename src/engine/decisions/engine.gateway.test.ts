@@ -174,6 +174,7 @@ describe("the decisions gateway in front of a real Decisions server", () => {
     expectSameAnswers(direct, through);
     expect(through.x_debias, JSON.stringify(through)).toEqual(direct.x_debias);
     const rounds = (await billingState(upstream, upstream.accountId)).entries.slice(upstreamBefore);
+    expect(rounds.length, JSON.stringify(rounds)).toBeGreaterThan(1);
     expect(through.usage.input_tokens, JSON.stringify({ rounds, through })).toBe(rounds.reduce((sum, e) => sum + e.inputTokens, 0));
 
     const withLogits = okJson(await postJudgment(gateway, { ...body, x_debias: "none", include_logits: true }));
