@@ -10,7 +10,7 @@ import { DEBIAS_MODES, type DebiasMode } from "./judgment/debias.js";
 export const DEFAULT_MODEL =
   "hf:Qwen/Qwen2.5-1.5B-Instruct-GGUF/qwen2.5-1.5b-instruct-q4_k_m.gguf";
 
-export const ENGINE_KINDS = ["llama", "llama-server", "vllm", "sglang", "systemone"] as const;
+export const ENGINE_KINDS = ["llama", "llama-server", "vllm", "sglang", "systemone", "decisions"] as const;
 export type EngineChoice = (typeof ENGINE_KINDS)[number];
 export type GpuChoice = "auto" | "cuda" | "vulkan" | "metal" | "off";
 
@@ -54,7 +54,10 @@ const ConfigSchema = z.object({
   JUDGE_ENGINE_TOKENIZER_CONFIG: z.string().min(1).optional(),
   /** The model name sent to the engine server (vllm's `model`, the upstream's `model`); asked of the server when unset. */
   JUDGE_ENGINE_MODEL: z.string().min(1).optional(),
-  /** systemone gateway: the upstream's limits; a request over them is a 400 before anything is sent or held. */
+  /**
+   * systemone and decisions gateways: the upstream's limits; a request over them is a 400 before
+   * anything is sent or held (decisions: more questions are split over several calls instead).
+   */
   JUDGE_UPSTREAM_MAX_OPTIONS: integer(255, 2, 255),
   JUDGE_UPSTREAM_MAX_LEVELS: integer(10, 2, 10),
   JUDGE_UPSTREAM_MAX_QUESTIONS: integer(64, 1, 1024),

@@ -167,7 +167,7 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof BudgetError) return new ApiError("over_budget", error.message);
   if (error instanceof UpstreamLimitError) return new ApiError("over_upstream_limit", error.message);
   if (error instanceof EngineUnavailableError) return new ApiError("model_unavailable", error.clientMessage ?? error.message);
-  if (error instanceof EngineFailedError) return new ApiError("model_failed", error.message);
+  if (error instanceof EngineFailedError) return new ApiError("model_failed", error.clientMessage ?? error.message);
   if (error instanceof UpstreamRejectedError) return new ApiError("upstream_rejected", error.message);
   if (error instanceof UnsupportedTextError) return new ApiError("invalid_request", error.message);
   if (error instanceof RequestAbortedError) return new ApiError("client_closed_request", error.message);

@@ -4,6 +4,7 @@ import { createLlamaServerEngine } from "./llama-server/engine.js";
 import type { RemoteEngineOptions } from "./remote/options.js";
 import { createSglangEngine } from "./hf/sglang/engine.js";
 import { createSystemOneEngine } from "./systemone/engine.js";
+import { createDecisionsEngine } from "./decisions/engine.js";
 import type { JudgmentEngine } from "./types.js";
 import { createVllmEngine } from "./hf/vllm/engine.js";
 
@@ -51,5 +52,7 @@ export function createEngine(config: EngineConfig, options: { showDownloadProgre
       return createSglangEngine(remote);
     case "systemone":
       return createSystemOneEngine(remote);
+    case "decisions":
+      return createDecisionsEngine(remote);
   }
 }

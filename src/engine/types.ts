@@ -35,7 +35,7 @@ export interface EngineStats {
   prefixTokensEvaluated: number;
 }
 
-export type EngineKind = "llama" | "llama-server" | "vllm" | "sglang" | "systemone";
+export type EngineKind = "llama" | "llama-server" | "vllm" | "sglang" | "systemone" | "decisions";
 
 export interface EngineDescription {
   kind: EngineKind;
@@ -136,6 +136,12 @@ export class EngineUnavailableError extends Error {
 /** The model failed while evaluating, or its server answered with something unusable (a 502). */
 export class EngineFailedError extends Error {
   override name = "EngineFailedError";
+  /** What API clients are told instead of `message`, when that names the server (its URL) or quotes it. */
+  readonly clientMessage?: string;
+  constructor(message: string, options?: ErrorOptions & { clientMessage?: string }) {
+    super(message, options);
+    this.clientMessage = options?.clientMessage;
+  }
 }
 
 /** An upstream refused the request itself (its 4xx): the client's request is at fault (a 400). */

@@ -119,14 +119,14 @@ function checkedLogits(value: unknown, probabilities: number[], keys: string[], 
   return logits;
 }
 
-function probability(value: unknown, where: string): number {
+export function probability(value: unknown, where: string): number {
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || value > 1) {
     throw new EngineFailedError(`${where} is ${shown(value)}, not a probability`);
   }
   return value;
 }
 
-function objectOrFail(value: unknown, what: string): Record<string, unknown> {
+export function objectOrFail(value: unknown, what: string): Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new EngineFailedError(`${what} is ${shown(value, 120)}, not an object`);
   }
@@ -150,11 +150,11 @@ function expectExactKeys(object: Record<string, unknown>, keys: readonly string[
 }
 
 /** What a value was, for a message: as JSON (a string quoted), "missing" when absent. */
-function shown(value: unknown, max?: number): string {
+export function shown(value: unknown, max?: number): string {
   return value === undefined ? "missing" : quote(typeof value === "string" ? JSON.stringify(value) : value, max);
 }
 
 /** An own property only, so "__proto__" reads the key and never the prototype. */
-function own(object: Record<string, unknown>, key: string): unknown {
+export function own(object: Record<string, unknown>, key: string): unknown {
   return Object.prototype.hasOwnProperty.call(object, key) ? object[key] : undefined;
 }

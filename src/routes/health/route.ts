@@ -7,7 +7,7 @@ import { errorDetail, requestIdHeader } from "../shared.schema.js";
 
 const Engine = z
   .object({
-    kind: z.enum(["llama", "llama-server", "vllm", "sglang", "systemone"]).openapi({ description: "JUDGE_ENGINE." }),
+    kind: z.enum(["llama", "llama-server", "vllm", "sglang", "systemone", "decisions"]).openapi({ description: "JUDGE_ENGINE." }),
     backend: z.string().openapi({ description: "In-process: cpu, cuda, vulkan or metal; remote: the server's URL (no credentials)." }),
     slots: z.number().int().optional().openapi({ description: "States kept cached at once, where this service chooses." }),
     exactness: z
