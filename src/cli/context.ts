@@ -76,8 +76,7 @@ export function cliActor(): AdminActor {
   try {
     user = userInfo().username;
   } catch {
-    // A container's uid without a passwd entry: the environment's word, else the uid.
-    user = process.env.USER ?? process.env.LOGNAME;
+    // A container's uid without a passwd entry: the uid is all there is.
   }
   return { kind: "cli", user: user || `uid-${process.getuid?.() ?? "unknown"}` };
 }
