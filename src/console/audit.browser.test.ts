@@ -4,7 +4,7 @@ import { TINY_JUDGMENT } from "../testing/admin-client.js";
 import { launchChromium } from "../testing/browser.js";
 import { postJudgment, show } from "../testing/http-client.js";
 import { startTestServer, type TestServer } from "../testing/server.js";
-import { expectText, watchedPage, type WatchedPage } from "./browser-test-helpers.js";
+import { expectText, horizontalOverflow, watchedPage, WIDTHS, type WatchedPage } from "./browser-test-helpers.js";
 
 /**
  * Renaming, disabling and enabling an account, and the audit log, in a real headless Chromium,
@@ -86,6 +86,19 @@ describe("accounts and the audit log in a browser", () => {
     await navTo("Audit log");
     await expectText(page.locator("#audit-scope"), /Every admin change/);
     expect(await page.locator("#audit-rows tr").count()).toBeGreaterThanOrEqual(3);
+    expect(watched.problems, watched.problems.join("\n")).toEqual([]);
+  });
+
+  it("keeps the account's new forms and the audit log inside a phone's width (400 px)", async () => {
+    await page.setViewportSize({ width: WIDTHS.phone, height: 800 });
+    for (const address of [`#/accounts/${server.accountId}`, `#/audit?account=${server.accountId}`, "#/audit", "#/accounts"]) {
+      await page.goto(`${server.url}/console${address}`);
+      await page.locator(".view:not([hidden]) h1").first().waitFor();
+      await expect.poll(() => horizontalOverflow(page), { timeout: 5_000 }).toEqual([]);
+      if (address.startsWith("#/accounts/")) {
+        for (const name of ["Rename", "Disable account"]) expect(await button(name).isVisible(), name).toBe(true);
+      }
+    }
     expect(watched.problems, watched.problems.join("\n")).toEqual([]);
   });
 });
