@@ -64,7 +64,7 @@ export function buildApp(deps: AppDeps): App {
   registerOpenApi(app);
   if (deps.adminToken) {
     registerAdmin(app, { token: deps.adminToken, services });
-    registerMetrics(app, { metrics: services.metrics, adminToken: deps.adminToken });
+    registerMetrics(app, { metrics: services.metrics, adminToken: deps.adminToken, adminTokens: services.adminTokens });
   }
 
   app.notFound((c) => c.json(routeNotFound(c.req.method, c.req.path).body(), 404));

@@ -33,12 +33,16 @@ export const ERROR_STATUS = {
   upstream_rejected: 400,
   missing_api_key: 401,
   invalid_api_key: 401,
+  /** The key is valid but its account is disabled (`judge accounts disable`); enabling it restores the key. */
+  account_disabled: 401,
   insufficient_funds: 402,
   not_found: 404,
   /** Admin API only (these three): the account, plan or key named does not exist. */
   account_not_found: 404,
   plan_not_found: 404,
   key_not_found: 404,
+  /** Admin API only: no admin token with that id. */
+  admin_token_not_found: 404,
   idempotency_key_in_use: 409,
   /** Admin API: another plan already has that name. */
   plan_exists: 409,
@@ -68,7 +72,7 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
 /** Codes only the admin API returns; the public API's document does not list them. */
-export const ADMIN_ONLY_CODES: readonly ErrorCode[] = ["account_not_found", "plan_not_found", "key_not_found", "plan_exists"];
+export const ADMIN_ONLY_CODES: readonly ErrorCode[] = ["account_not_found", "plan_not_found", "key_not_found", "admin_token_not_found", "plan_exists"];
 export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode];
 
 /**
@@ -106,11 +110,13 @@ export const ERROR_TYPE = {
   upstream_rejected: "api_usage_error",
   missing_api_key: "authentication_error",
   invalid_api_key: "authentication_error",
+  account_disabled: "authentication_error",
   insufficient_funds: "billing_error",
   not_found: "not_found_error",
   account_not_found: "not_found_error",
   plan_not_found: "not_found_error",
   key_not_found: "not_found_error",
+  admin_token_not_found: "not_found_error",
   idempotency_key_in_use: "api_usage_error",
   plan_exists: "api_usage_error",
   body_too_large: "max_tokens_exceeded",
@@ -184,6 +190,8 @@ function fromStoreError(error: StoreError): ApiError {
     case "plan_not_found":
     case "plan_exists":
       return new ApiError(error.code, error.message);
+    case "account_disabled":
+      return new ApiError("account_disabled", "the account of this API key is disabled; ask the service's operator");
     case "invalid_input":
     case "ambiguous_prefix":
       return new ApiError("invalid_request", error.message);

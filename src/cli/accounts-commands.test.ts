@@ -48,8 +48,8 @@ describe("judge accounts", () => {
     expect(list[0], JSON.stringify(list)).toEqual(onDefault);
     expect(list[1], JSON.stringify(list)).toMatchObject({ name: "Globex", plan: { name: "pro" }, usage: { allowance: 10000 } });
     const text = await judgeOk("accounts", "list");
-    expect(text, text).toMatch(/^ID\s+NAME\s+PLAN\s+BALANCE\s+USED\/ALLOWANCE\s+CREATED$/m);
-    expect(text, text).toMatch(/^acct_\w+\s+Globex\s+pro\s+€0\.00\s+0\/10000\s/m);
+    expect(text, text).toMatch(/^ID\s+NAME\s+STATUS\s+PLAN\s+BALANCE\s+USED\/ALLOWANCE\s+CREATED$/m);
+    expect(text, text).toMatch(/^acct_\w+\s+Globex\s+active\s+pro\s+€0\.00\s+0\/10000\s/m);
 
     expectOneLineUserError(
       await judge("accounts", "create", "--name", "Initech", "--plan", "gold"),

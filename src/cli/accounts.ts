@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { accountView, ledgerEntryView, planView } from "../views/admin.js";
 import type { AccountSummary } from "../services/accounts.js";
 import type { LedgerEntry } from "../services/types.js";
-import { emit, requireAccount, withServices } from "./context.js";
+import { cliActor, emit, requireAccount, withServices } from "./context.js";
 import { formatTable, formatTimestamp } from "../views/text.js";
 import { formatLedgerEntries, parseLimit } from "./ledger.js";
 import { describePlan } from "./plans.js";
@@ -15,10 +15,11 @@ export function formatAccounts(summaries: readonly AccountSummary[]): string {
     return "No accounts yet. Create one with: judge accounts create --name <name>";
   }
   return formatTable(
-    ["ID", "NAME", "PLAN", "BALANCE", "USED/ALLOWANCE", "CREATED"],
+    ["ID", "NAME", "STATUS", "PLAN", "BALANCE", "USED/ALLOWANCE", "CREATED"],
     summaries.map(({ account, plan, usage }) => [
       account.id,
       account.name,
+      accountStatus(account),
       plan.name,
       formatMoney(account.balanceMicro),
       `${usage.used}/${usage.allowance}`,
@@ -26,6 +27,8 @@ export function formatAccounts(summaries: readonly AccountSummary[]): string {
     ]),
   );
 }
+
+const accountStatus = (account: AccountSummary["account"]) => (account.disabledAt === null ? "active" : "disabled");
 
 export function formatAccountCreated({ account, plan }: AccountSummary): string {
   return [
@@ -37,6 +40,7 @@ export function formatAccountCreated({ account, plan }: AccountSummary): string 
 export function formatAccountDetails({ account, plan, usage }: AccountSummary, entries: readonly LedgerEntry[]): string {
   return [
     `Account   ${account.id} (${account.name}), created ${formatTimestamp(account.createdAt)}`,
+    `Status    ${account.disabledAt === null ? "active" : `disabled since ${formatTimestamp(account.disabledAt)}: its keys get 401 account_disabled`}`,
     `Plan      ${plan.name} (${plan.id}): ${describePlan(plan)}`,
     `Period    [${isoTime(usage.period.start)}, ${isoTime(usage.period.end)})`,
     `Questions ${usage.used} used, ${usage.reserved} reserved, of ${usage.allowance} allowed`,
@@ -57,7 +61,7 @@ export function registerAccountsCommands(program: Command): void {
     .option("--plan <idOrName>", "plan id or name (default: the plan named default)")
     .action(async (options: { name: string; plan?: string }, command: Command) => {
       const summary = await withServices(command, (services) =>
-        services.accounts.create({ name: options.name, plan: options.plan?.trim() }),
+        services.accounts.create({ name: options.name, plan: options.plan?.trim() }, cliActor()),
       );
       emit(command, { json: summaryJson(summary), text: () => formatAccountCreated(summary) });
     });
@@ -94,11 +98,37 @@ export function registerAccountsCommands(program: Command): void {
     .argument("<accountId>", "account id (acct_…)")
     .argument("<plan>", "plan id or name")
     .action(async (accountId: string, plan: string, _options: unknown, command: Command) => {
-      const summary = await withServices(command, (services) => services.accounts.setPlan(accountId.trim(), plan.trim()));
+      const summary = await withServices(command, (services) => services.accounts.setPlan(accountId.trim(), plan.trim(), cliActor()));
       const { account } = summary;
       emit(command, {
         json: summaryJson(summary),
         text: () => `Account ${account.id} (${account.name}) is now on plan ${summary.plan.name}.`,
       });
     });
+
+  accounts
+    .command("rename")
+    .description("Rename an account")
+    .argument("<accountId>", "account id (acct_…)")
+    .requiredOption("--name <name>", "the new display name")
+    .action(async (accountId: string, options: { name: string }, command: Command) => {
+      const summary = await withServices(command, (services) => services.accounts.rename(accountId.trim(), options.name, cliActor()));
+      emit(command, { json: summaryJson(summary), text: () => `Account ${summary.account.id} is now named ${summary.account.name}.` });
+    });
+
+  for (const verb of ["disable", "enable"] as const) {
+    accounts
+      .command(verb)
+      .description(
+        verb === "disable"
+          ? "Disable an account: its keys get 401 account_disabled from their next request, on every instance; nothing is deleted"
+          : "Enable a disabled account: its keys (those not revoked) work again",
+      )
+      .argument("<accountId>", "account id (acct_…)")
+      .action(async (accountId: string, _options: unknown, command: Command) => {
+        const summary = await withServices(command, (services) => services.accounts.setDisabled(accountId.trim(), verb === "disable", cliActor()));
+        const { account } = summary;
+        emit(command, { json: summaryJson(summary), text: () => `Account ${account.id} (${account.name}) is ${accountStatus(account) === "active" ? "enabled" : "disabled"}.` });
+      });
+  }
 }

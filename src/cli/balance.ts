@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { formatEuros, MAX_MICROS } from "../money/money.js";
 import { ledgerEntryView } from "../views/admin.js";
-import { emit, requireAccount, withServices } from "./context.js";
+import { cliActor, emit, requireAccount, withServices } from "./context.js";
 import { parseEurosOption } from "./options.js";
 import { formatMoney } from "../views/money.js";
 import type { LedgerEntry } from "../services/types.js";
@@ -24,7 +24,7 @@ export function registerBalanceCommands(program: Command): void {
       });
       const result = await withServices(command, async (services) => {
         const { account } = await requireAccount(services, options.account);
-        return { account, ...(await services.accounts.topUp(account.id, amountMicro, options.note)) };
+        return { account, ...(await services.accounts.topUp(account.id, amountMicro, options.note, cliActor())) };
       });
       emitEntry(command, result, `Topped up ${result.account.id} (${result.account.name}) by ${formatMoney(amountMicro)}`);
     });
@@ -45,7 +45,7 @@ export function registerBalanceCommands(program: Command): void {
       const amountMicro = negative ? -magnitude : magnitude;
       const result = await withServices(command, async (services) => {
         const { account } = await requireAccount(services, options.account);
-        return { account, ...(await services.accounts.adjust(account.id, amountMicro, options.note)) };
+        return { account, ...(await services.accounts.adjust(account.id, amountMicro, options.note, cliActor())) };
       });
       emitEntry(command, result, `Adjusted ${result.account.id} (${result.account.name}) by ${negative ? "-" : "+"}${formatMoney(magnitude)}`);
     });

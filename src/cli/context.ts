@@ -1,7 +1,9 @@
 import type { Command } from "commander";
+import { userInfo } from "node:os";
 import { loadConfig, type Config } from "../config.js";
 import { buildServices, type Services } from "../services/build.js";
 import type { AccountSummary } from "../services/accounts.js";
+import type { AdminActor } from "../services/types.js";
 
 /** Options defined on the root program and accepted before or after any subcommand. */
 export interface GlobalOptions {
@@ -62,4 +64,19 @@ export async function requireAccount(services: Services, accountId: string): Pro
   const summary = await services.accounts.summary(accountId);
   if (!summary) throw new CliError(`No account with id ${accountId}`);
   return summary;
+}
+
+/**
+ * Who the audit log says made a change from the CLI: "cli" and the operating system's user
+ * running it. The CLI writes to the database directly, with no credential of its own: whoever can
+ * run it can read the database anyway, so the OS user is the most the log can honestly say.
+ */
+export function cliActor(): AdminActor {
+  let user: string | undefined;
+  try {
+    user = userInfo().username;
+  } catch {
+    // A container's uid without a passwd entry: the uid is all there is.
+  }
+  return { kind: "cli", user: user || `uid-${process.getuid?.() ?? "unknown"}` };
 }

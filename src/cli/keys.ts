@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { ApiKeyRecord } from "../services/types.js";
-import { CliError, emit, globalOptions, withServices } from "./context.js";
+import { CliError, cliActor, emit, globalOptions, withServices } from "./context.js";
 import { formatTable, formatTimestamp } from "../views/text.js";
 
 export const SHOWN_ONCE_NOTICE =
@@ -53,7 +53,7 @@ export function registerKeysCommands(program: Command): void {
     .option("--name <name>", "label to recognise the key by, e.g. where it is used")
     .action(async (options: { account: string; name?: string }, command: Command) => {
       const created = await withServices(command, (services) =>
-        services.keys.create({ accountId: options.account, name: options.name }),
+        services.keys.create({ accountId: options.account, name: options.name }, cliActor()),
       );
       emit(command, { json: created, text: () => formatKeyCreated(created) });
       // Under --json stdout is for machines; the reminder still reaches the person running it.
@@ -81,7 +81,7 @@ export function registerKeysCommands(program: Command): void {
     .argument("<idOrPrefix>", "key id or the prefix shown by `judge keys list`")
     .action(async (idOrPrefix: string, _options: unknown, command: Command) => {
       const startedAt = Date.now();
-      const record = await withServices(command, (services) => services.keys.revoke(idOrPrefix.trim()));
+      const record = await withServices(command, (services) => services.keys.revoke(idOrPrefix.trim(), cliActor()));
       if (!record) {
         throw new CliError(
           `No API key matches ${JSON.stringify(idOrPrefix)}; see \`judge keys list\` for ids and prefixes`,

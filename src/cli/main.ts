@@ -12,6 +12,8 @@ import { VocabSourceError } from "../gguf/fixture-tokenizer.js";
 import { DatabaseMissingError } from "../services/database-missing.js";
 import { isStoreError } from "../services/types.js";
 import { registerAccountsCommands } from "./accounts.js";
+import { registerAdminsCommands } from "./admins.js";
+import { registerAuditCommands } from "./audit.js";
 import { registerBalanceCommands } from "./balance.js";
 import { registerBenchCommand } from "./bench.js";
 import { FLAG_SETTINGS, flagOf, overridesFromFlags, SETTING_HELP, settingsHelp } from "../config-settings.js";
@@ -43,6 +45,8 @@ function buildProgram(): Command {
   registerBalanceCommands(program);
   registerKeysCommands(program);
   registerLedgerCommands(program);
+  registerAdminsCommands(program);
+  registerAuditCommands(program);
   registerServeCommand(program);
   registerFixtureCommand(program);
   registerEvaluationCommands(program);

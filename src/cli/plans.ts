@@ -4,7 +4,7 @@ import { plural } from "../judgment/plural.js";
 import { PLAN_LIMITS } from "../services/types.js";
 import type { Plan } from "../services/types.js";
 import type { PlanInput } from "../services/types.js";
-import { CliError, emit, withServices } from "./context.js";
+import { CliError, cliActor, emit, withServices } from "./context.js";
 import { formatTable, formatTimestamp } from "../views/text.js";
 import { parseEurosOption, parseWholeNumber } from "./options.js";
 import { formatMoney } from "../views/money.js";
@@ -85,7 +85,7 @@ export function registerPlansCommands(program: Command): void {
     .action(async (options: Required<PlanOptions>, command: Command) => {
       // Every field is required here, so the parsed changes are a complete PlanInput.
       const input = planChanges(options) as PlanInput;
-      const plan = await withServices(command, (services) => services.plans.create(input));
+      const plan = await withServices(command, (services) => services.plans.create(input, cliActor()));
       emit(command, {
         json: planView(plan),
         text: () =>
@@ -107,7 +107,7 @@ export function registerPlansCommands(program: Command): void {
       if (Object.keys(changes).length === 0) {
         throw new CliError("Nothing to update: pass --name, --rpm, --allowance or --price");
       }
-      const plan = await withServices(command, (services) => services.plans.update(idOrName.trim(), changes));
+      const plan = await withServices(command, (services) => services.plans.update(idOrName.trim(), changes, cliActor()));
       emit(command, {
         json: planView(plan),
         text: () => `Updated plan ${plan.id} (${plan.name}): ${describePlan(plan)}.`,

@@ -1,6 +1,7 @@
 import { adminApi, path } from "./api.js";
 import { usageChart } from "./chart.js";
 import { byId, byTestId, fillPlanSelects, money, usageText, when } from "./dom.js";
+import { auditLink } from "./route.js";
 import { drawKeys, wireKeys } from "./keys.js";
 import { drawLedger, ledgerQuery, showNewestLedger, wireLedger } from "./ledger.js";
 
@@ -23,6 +24,7 @@ export async function drawAccount(route) {
   fillPlanSelects(plans);
   byId("account-heading").textContent = account.name;
   byTestId("account-id").textContent = account.id;
+  drawStatus(account);
   byTestId("account-plan").textContent = plan.name;
   byTestId("balance").textContent = balanceText(account);
   byTestId("usage").textContent = usageText(account.usage);
@@ -31,6 +33,18 @@ export async function drawAccount(route) {
   byId("usage-chart").replaceChildren(...usageChart(usage));
   drawKeys(account.id, detail.keys);
   drawLedger(id, ledger);
+}
+
+function drawStatus(account) {
+  byTestId("account-status").textContent = account.disabled
+    ? `Disabled since ${when(account.disabled_at)}: its keys get 401 account_disabled`
+    : "Active";
+  byId("status-hint").textContent = account.disabled
+    ? "Enabling restores its keys (those not revoked)."
+    : "Disabling refuses every key of the account at once, on every instance; nothing is deleted.";
+  byId("toggle-disabled").textContent = account.disabled ? "Enable account" : "Disable account";
+  byId("account-new-name").value = account.name;
+  byId("account-audit-link").setAttribute("href", auditLink({ account: account.id }));
 }
 
 function balanceText(account) {
@@ -51,6 +65,15 @@ export function wireAccount(run) {
     byId("top-up-note").value = "";
     showNewestLedger();
     return `Added ${money(result.entry.amount)}; the balance is ${money(result.balance)}.`;
+  });
+  onSubmit(run, "rename-form", async () => {
+    const account = await adminApi("PATCH", path`accounts/${current.id}`, { name: byId("account-new-name").value });
+    return `Renamed to ${account.name}.`;
+  });
+  onSubmit(run, "status-form", async () => {
+    const verb = current.disabled ? "enable" : "disable";
+    const account = await adminApi("POST", `${path`accounts/${current.id}`}/${verb}`);
+    return account.disabled ? `${account.name} is disabled: its keys are refused.` : `${account.name} is enabled again.`;
   });
   byId("refresh-account").addEventListener("click", () => run(async () => "Refreshed.", byId("account-notes")));
   wireKeys(run, () => current);

@@ -40,7 +40,13 @@ function accountRow(account) {
   return el(
     "tr",
     {},
-    el("td", { className: "text" }, el("a", { attrs: { href: accountLink(account.id) } }, account.name), el("span", { className: "sub" }, account.id)),
+    el(
+      "td",
+      { className: "text" },
+      el("a", { attrs: { href: accountLink(account.id) } }, account.name),
+      account.disabled ? el("span", { className: "badge bad", attrs: { "data-testid": "disabled-badge" } }, "Disabled") : null,
+      el("span", { className: "sub" }, account.id),
+    ),
     el("td", { className: "text" }, account.plan.name),
     el("td", { className: "number" }, money(account.balance), held),
     el("td", { className: "usage" }, usageMeter(usage), el("span", {}, usageText(usage))),

@@ -1,5 +1,6 @@
 import { drawAccount, hideNewKey, wireAccount } from "./account.js";
 import { drawAccounts, wireAccounts } from "./accounts.js";
+import { drawAudit, wireAudit } from "./audit.js";
 import { AdminApiError, adminToken } from "./api.js";
 import { byId, clearMessages, showError, showNote } from "./dom.js";
 import { drawOverview, wireOverview } from "./overview.js";
@@ -8,7 +9,7 @@ import { currentRoute } from "./route.js";
 
 /** Boots the console: sign-in, then the view the address names, redrawn from the admin API after each action. */
 
-const VIEWS = { overview: drawOverview, accounts: drawAccounts, account: drawAccount, plans: drawPlans };
+const VIEWS = { overview: drawOverview, accounts: drawAccounts, account: drawAccount, plans: drawPlans, audit: drawAudit };
 
 /** The address whose view is on the page. */
 let drawnFor = null;
@@ -119,6 +120,7 @@ wireOverview(run);
 wireAccounts(run);
 wireAccount(run);
 wirePlans(run);
+wireAudit(run);
 
 if (adminToken.get()) enter();
 else showSignedIn(false);

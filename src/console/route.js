@@ -1,7 +1,7 @@
 /**
  * Where the console is: the part of the address after #, so every view has an address that
  * survives a reload and the browser's Back button. Nothing secret ever goes in it.
- *   #/overview   #/accounts?q=acme&offset=25   #/accounts/<id>   #/plans
+ *   #/overview   #/accounts?q=acme&offset=25   #/accounts/<id>   #/plans   #/audit?account=<id>&before=<entry id>
  */
 
 export function currentRoute() {
@@ -14,6 +14,10 @@ export function currentRoute() {
     return { view: "accounts", search: params.get("q") ?? "", offset: Number.isSafeInteger(offset) && offset > 0 ? offset : 0 };
   }
   if (parts[0] === "plans") return { view: "plans" };
+  if (parts[0] === "audit") {
+    const before = Number(params.get("before"));
+    return { view: "audit", account: params.get("account") ?? "", before: Number.isSafeInteger(before) && before > 0 ? before : undefined };
+  }
   return { view: "overview" };
 }
 
@@ -25,4 +29,12 @@ export function accountsLink({ search = "", offset = 0 } = {}) {
   if (offset > 0) params.set("offset", String(offset));
   const query = params.toString();
   return query ? `#/accounts?${query}` : "#/accounts";
+}
+
+export function auditLink({ account = "", before } = {}) {
+  const params = new URLSearchParams();
+  if (account) params.set("account", account);
+  if (before) params.set("before", String(before));
+  const query = params.toString();
+  return query ? `#/audit?${query}` : "#/audit";
 }

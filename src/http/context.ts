@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AuthenticatedKey } from "../services/types.js";
+import type { AdminActor, AuthenticatedKey } from "../services/types.js";
 
 /** What middleware leaves on the request context for the handlers: the key, its account and the account's terms. */
 export type Caller = AuthenticatedKey;
@@ -8,6 +8,8 @@ export interface AppEnv {
   Variables: {
     requestId: string;
     caller: Caller;
+    /** On admin routes: which admin credential made the request (adminOnly sets it), for the audit log. */
+    admin?: AdminActor;
     /** Set by a route whose clients read errors in another shape (POST /v1/decisions: OpenAI's); ours otherwise. */
     errorFormat?: "openai";
   };

@@ -72,7 +72,7 @@ export const retryAfterHeader = { "retry-after": header("Seconds to wait before 
 /** What each error of a route that answers questions means (/v1/systemone, /v1/decisions); only their 400s differ. */
 export const judgingErrorDescriptions = (invalidRequest: string) => ({
   400: invalidRequest,
-  401: "Missing, invalid or revoked API key.",
+  401: "Missing, invalid or revoked API key (missing_api_key, invalid_api_key), or the key's account is disabled (account_disabled).",
   402: "Plan allowance used up and prepaid balance too low; nothing is charged.",
   409: "A request with the same Idempotency-Key is still running.",
   413: "Request body larger than 256 KB.",

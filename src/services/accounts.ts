@@ -1,6 +1,6 @@
 import { periodContaining, type Period } from "../money/periods.js";
 import { MAX_ACCOUNT_PAGE } from "../store/accounts.js";
-import type { Account, AccountListing, AccountPageQuery, DailyUsage, LedgerActivity, LedgerEntry, Plan, Store, Usage } from "../store/types.js";
+import type { Account, AccountListing, AccountPageQuery, AdminActor, DailyUsage, LedgerActivity, LedgerEntry, Plan, Store, Usage } from "../store/types.js";
 
 /** An account with its plan and this period's usage: what the admin API and the CLI both show. */
 export interface AccountSummary {
@@ -17,15 +17,19 @@ export interface Overview {
 }
 
 export interface AccountsService {
-  create(input: { name: string; plan?: string }): Promise<AccountSummary>;
+  /** `by`, on every admin change: who, for the audit log (written in the change's transaction). */
+  create(input: { name: string; plan?: string }, by?: AdminActor): Promise<AccountSummary>;
   /** Undefined for an unknown id. */
   summary(accountId: string): Promise<AccountSummary | undefined>;
   list(): Promise<AccountSummary[]>;
   /** One page of summaries, oldest first, and how many accounts match in all. */
   page(query: AccountPageQuery): Promise<{ accounts: AccountSummary[]; total: number }>;
-  setPlan(accountId: string, plan: string): Promise<AccountSummary>;
-  topUp(accountId: string, amountMicro: number, note?: string): Promise<{ entry: LedgerEntry; balanceMicro: number }>;
-  adjust(accountId: string, amountMicro: number, note: string): Promise<{ entry: LedgerEntry; balanceMicro: number }>;
+  setPlan(accountId: string, plan: string, by?: AdminActor): Promise<AccountSummary>;
+  rename(accountId: string, name: string, by?: AdminActor): Promise<AccountSummary>;
+  /** A disabled account's keys get 401 account_disabled from their next request; nothing is deleted. */
+  setDisabled(accountId: string, disabled: boolean, by?: AdminActor): Promise<AccountSummary>;
+  topUp(accountId: string, amountMicro: number, note?: string, by?: AdminActor): Promise<{ entry: LedgerEntry; balanceMicro: number }>;
+  adjust(accountId: string, amountMicro: number, note: string, by?: AdminActor): Promise<{ entry: LedgerEntry; balanceMicro: number }>;
   entries(accountId: string, options?: { limit?: number }): Promise<LedgerEntry[]>;
   entryPage(accountId: string, options: { limit: number; before?: number }): Promise<{ entries: LedgerEntry[]; nextBefore: number | null }>;
   /** The account's current period and its judgments by UTC day so far (days without any absent). */
@@ -48,7 +52,7 @@ export function createAccountsService(store: Store, now: () => number): Accounts
     return { accounts: accounts.map((listing) => fromListing(listing, now())), total };
   };
   return {
-    create: async (input) => summarize(await store.accounts.create(input)),
+    create: async (input, by) => summarize(await store.accounts.create(input, by)),
     async summary(accountId) {
       const account = await store.accounts.get(accountId);
       return account && summarize(account);
@@ -62,9 +66,11 @@ export function createAccountsService(store: Store, now: () => number): Accounts
       }
     },
     page,
-    setPlan: async (accountId, plan) => summarize(await store.accounts.setPlan(accountId, plan)),
-    topUp: (accountId, amountMicro, note) => store.ledger.topUp(accountId, amountMicro, note),
-    adjust: (accountId, amountMicro, note) => store.ledger.adjust(accountId, amountMicro, note),
+    setPlan: async (accountId, plan, by) => summarize(await store.accounts.setPlan(accountId, plan, by)),
+    rename: async (accountId, name, by) => summarize(await store.accounts.rename(accountId, name, by)),
+    setDisabled: async (accountId, disabled, by) => summarize(await store.accounts.setDisabled(accountId, disabled, by)),
+    topUp: (accountId, amountMicro, note, by) => store.ledger.topUp(accountId, amountMicro, note, by),
+    adjust: (accountId, amountMicro, note, by) => store.ledger.adjust(accountId, amountMicro, note, by),
     entries: (accountId, options) => store.ledger.entries(accountId, options),
     entryPage: (accountId, options) => store.ledger.entryPage(accountId, options),
     async usageByDay(account) {

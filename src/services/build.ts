@@ -4,7 +4,7 @@ import { createRedisLimiter } from "../limits/redis-limiter.js";
 import type { RateLimiter } from "../limits/types.js";
 import { createStore } from "../store/store.js";
 import { redactUrl } from "../urls.js";
-import type { KeysRepository, LedgerCheck, PlansRepository, Store } from "../store/types.js";
+import type { AdminTokensRepository, AuditRepository, KeysRepository, LedgerCheck, PlansRepository, Store } from "../store/types.js";
 import { createAccountsService, type AccountsService } from "./accounts.js";
 import { createBillingService, type BillingService } from "./billing.js";
 import { createHealthService, type HealthService } from "./health.js";
@@ -21,6 +21,10 @@ export interface Services {
   plans: PlansRepository;
   keys: KeysRepository;
   ledger: { check(): Promise<LedgerCheck> };
+  /** Admin actions, newest first; every admin change writes one in its own transaction. */
+  audit: AuditRepository;
+  /** Named admin tokens, stored hashed, accepted beside JUDGE_ADMIN_TOKEN. */
+  adminTokens: AdminTokensRepository;
   /** The store underneath, for what reports on it (the first-run hint, tests). */
   store: Store;
   limiter: RateLimiter;
@@ -70,6 +74,8 @@ export async function buildServices(
     plans: store.plans,
     keys: store.keys,
     ledger: { check: () => store.ledger.check() },
+    audit: store.audit,
+    adminTokens: store.adminTokens,
     store,
     limiter,
     metrics,

@@ -3,6 +3,10 @@
  * only through the services, and read its shapes and errors from here (src/layering.test.ts).
  */
 export type {
+  AdminActor,
+  AdminAction,
+  AdminTokenRecord,
+  AuditEntry,
   Account,
   ApiKeyRecord,
   AuthenticatedKey,
@@ -20,6 +24,7 @@ export type {
 export { MAX_NAME_LENGTH } from "../store/types.js";
 export { MAX_ACCOUNT_PAGE } from "../store/accounts.js";
 export { MAX_LEDGER_PAGE } from "../store/ledger.js";
+export { MAX_AUDIT_PAGE } from "../store/audit.js";
 export { PLAN_LIMITS } from "../store/plans.js";
 export { isStoreError, StoreError, type StoreErrorCode } from "../store/errors.js";
 export { randomBytesNow } from "../store/random.js";

@@ -3,9 +3,10 @@ import type { Database, Queries } from "./database.js";
 import { StoreError } from "./errors.js";
 import { normalizeName } from "./names.js";
 import { newId } from "./random.js";
-import type { Account, AccountListing, AccountPageQuery, AccountsRepository, PlansRepository } from "./types.js";
+import { audited } from "./audit.js";
+import type { Account, AccountListing, AccountPageQuery, AccountsRepository, AdminActor, PlansRepository } from "./types.js";
 
-const COLUMNS = ["id", "name", "created_at", "plan_id", "balance_micro", "reserved_micro"] as const;
+const COLUMNS = ["id", "name", "created_at", "plan_id", "balance_micro", "reserved_micro", "disabled_at"] as const;
 
 interface AccountRow {
   id: string;
@@ -14,6 +15,7 @@ interface AccountRow {
   plan_id: string;
   balance_micro: number;
   reserved_micro: number;
+  disabled_at: number | null;
 }
 
 const toAccount = (row: AccountRow): Account => ({
@@ -23,6 +25,7 @@ const toAccount = (row: AccountRow): Account => ({
   planId: row.plan_id,
   balanceMicro: row.balance_micro,
   reservedMicro: row.reserved_micro,
+  disabledAt: row.disabled_at,
 });
 
 /** The plan new accounts get when none is named (created by migration 2). */
@@ -40,22 +43,83 @@ export function createAccountsRepository(database: Database, now: () => number, 
     return row && toAccount(row);
   };
 
+  /** One change to an account, with its audit entry in the same transaction; account_not_found when there is none. */
+  const change = async (
+    accountId: string,
+    by: AdminActor | undefined,
+    update: (trx: Queries) => Promise<{ numUpdatedRows: bigint }>,
+    describe: (before: Account, after: Account) => { action: string; details: Record<string, unknown> } | undefined,
+  ) =>
+    audited(
+      database,
+      now,
+      by,
+      async (trx) => {
+        const read = async () => {
+          const row = await trx.selectFrom("accounts").select(COLUMNS).where("id", "=", accountId).executeTakeFirst();
+          if (!row) throw new StoreError("account_not_found", `No account with id ${accountId}`);
+          return toAccount(row);
+        };
+        const before = await read();
+        const changed = (await update(trx)).numUpdatedRows > 0n;
+        return { before, after: await read(), changed };
+      },
+      ({ before, after, changed }) => {
+        const what = changed && describe(before, after);
+        return what ? { ...what, object: { kind: "account", id: accountId }, accountId } : undefined;
+      },
+    ).then(({ after }) => after);
+
   return {
-    async create(input) {
+    async create(input, by) {
       const name = normalizeName(input.name, "Account name");
       const id = newId("acct");
       const plan = await planId(input.plan ?? DEFAULT_PLAN);
-      await db.insertInto("accounts").values({ id, name, created_at: now(), plan_id: plan }).execute();
+      await audited(
+        database,
+        now,
+        by,
+        (trx) => trx.insertInto("accounts").values({ id, name, created_at: now(), plan_id: plan }).execute(),
+        () => ({ action: "account.create", object: { kind: "account", id }, accountId: id, details: { name, plan_id: plan } }),
+      );
       return (await get(id))!;
     },
     list: async () =>
       (await db.selectFrom("accounts").select(COLUMNS).orderBy("created_at").orderBy("id").execute()).map(toAccount),
     get,
     page: (query) => accountPage(db, now(), query),
-    async setPlan(accountId, plan) {
-      const result = await db.updateTable("accounts").set({ plan_id: await planId(plan) }).where("id", "=", accountId).executeTakeFirst();
-      if (result.numUpdatedRows === 0n) throw new StoreError("account_not_found", `No account with id ${accountId}`);
-      return (await get(accountId))!;
+    async setPlan(accountId, plan, by) {
+      const id = await planId(plan);
+      return change(
+        accountId,
+        by,
+        (trx) => trx.updateTable("accounts").set({ plan_id: id }).where("id", "=", accountId).where("plan_id", "<>", id).executeTakeFirst(),
+        (before, after) => ({ action: "account.set_plan", details: { from: before.planId, to: after.planId } }),
+      );
+    },
+    async rename(accountId, name, by) {
+      const next = normalizeName(name, "Account name");
+      return change(
+        accountId,
+        by,
+        (trx) => trx.updateTable("accounts").set({ name: next }).where("id", "=", accountId).where("name", "<>", next).executeTakeFirst(),
+        (before, after) => ({ action: "account.rename", details: { from: before.name, to: after.name } }),
+      );
+    },
+    async setDisabled(accountId, disabled, by) {
+      // Disabling a disabled account keeps its first time; neither twice records anything new.
+      return change(
+        accountId,
+        by,
+        (trx) =>
+          trx
+            .updateTable("accounts")
+            .set({ disabled_at: disabled ? now() : null })
+            .where("id", "=", accountId)
+            .where("disabled_at", disabled ? "is" : "is not", null)
+            .executeTakeFirst(),
+        () => ({ action: disabled ? "account.disable" : "account.enable", details: {} }),
+      );
     },
   };
 }

@@ -4,6 +4,8 @@
  */
 export type StoreErrorCode =
   | "account_not_found"
+  /** The API key's account is disabled: its keys get 401 until it is enabled again. */
+  | "account_disabled"
   | "plan_not_found"
   | "plan_exists"
   | "ambiguous_prefix"

@@ -3,7 +3,8 @@ import type { Database } from "./database.js";
 import { StoreError } from "./errors.js";
 import { normalizeName } from "./names.js";
 import { newId } from "./random.js";
-import type { ApiKeyRecord, AuthenticatedKey, KeysRepository } from "./types.js";
+import { audited } from "./audit.js";
+import type { AdminActor, ApiKeyRecord, AuthenticatedKey, KeysRepository } from "./types.js";
 
 /**
  * last_used_at is refreshed at most this often per key, so steady traffic on a key costs
@@ -28,6 +29,7 @@ interface AuthenticatedRow {
   account_id: string;
   last_used_at: number | null;
   revoked_at: number | null;
+  disabled_at: number | null;
   created_at: number;
   plan_id: string;
   requests_per_minute: number;
@@ -49,7 +51,7 @@ export function createKeysRepository(database: Database, now: () => number): Key
   const { db } = database;
   // Every request runs these two (plain SQL: see Statement in database.ts).
   const findByHash = database.statement<AuthenticatedRow>(
-    `SELECT k.id, k.account_id, k.last_used_at, k.revoked_at, a.created_at, a.plan_id,
+    `SELECT k.id, k.account_id, k.last_used_at, k.revoked_at, a.disabled_at, a.created_at, a.plan_id,
             p.requests_per_minute, p.allowance_questions, p.price_per_million
      FROM api_keys AS k JOIN accounts AS a ON a.id = k.account_id JOIN plans AS p ON p.id = a.plan_id
      WHERE k.hash = ?`,
@@ -57,7 +59,7 @@ export function createKeysRepository(database: Database, now: () => number): Key
   const touch = database.statement<never>(`UPDATE api_keys SET last_used_at = ? WHERE id = ?`);
   const listed = db.selectFrom("api_keys").select(COLUMNS).orderBy("created_at").orderBy("id");
 
-  async function create(input: { accountId: string; name?: string }) {
+  async function create(input: { accountId: string; name?: string }, by?: AdminActor) {
     const key = generateApiKey();
     const record: ApiKeyRecord = {
       id: newId("key"),
@@ -69,19 +71,23 @@ export function createKeysRepository(database: Database, now: () => number): Key
       revokedAt: null,
     };
     try {
-      await db
-        .insertInto("api_keys")
-        .values({
-          id: record.id,
-          account_id: record.accountId,
-          name: record.name,
-          prefix: record.prefix,
-          hash: hashApiKey(key),
-          created_at: record.createdAt,
-          last_used_at: null,
-          revoked_at: null,
-        })
-        .execute();
+      const row = {
+        id: record.id,
+        account_id: record.accountId,
+        name: record.name,
+        prefix: record.prefix,
+        hash: hashApiKey(key),
+        created_at: record.createdAt,
+        last_used_at: null,
+        revoked_at: null,
+      };
+      await audited(
+        database,
+        now,
+        by,
+        (trx) => trx.insertInto("api_keys").values(row).execute(),
+        () => ({ action: "key.create", object: { kind: "key", id: record.id }, accountId: record.accountId, details: { name: record.name, prefix: record.prefix } }),
+      );
     } catch (error) {
       // The foreign key decides atomically; checking the account first would race with deletes.
       if (database.isForeignKeyViolation(error)) throw new StoreError("account_not_found", `No account with id ${input.accountId}`);
@@ -90,7 +96,7 @@ export function createKeysRepository(database: Database, now: () => number): Key
     return { key, record };
   }
 
-  async function revoke(idOrPrefix: string): Promise<ApiKeyRecord | undefined> {
+  async function revoke(idOrPrefix: string, by?: AdminActor): Promise<ApiKeyRecord | undefined> {
     const matches = await listed.where((eb) => eb.or([eb("id", "=", idOrPrefix), eb("prefix", "=", idOrPrefix)])).execute();
     if (matches.length > 1) {
       const ids = matches.map((row) => row.id).join(", ");
@@ -101,8 +107,17 @@ export function createKeysRepository(database: Database, now: () => number): Key
     }
     const match = matches[0];
     if (!match) return undefined;
-    // Revoking twice keeps the original revocation time.
-    await db.updateTable("api_keys").set({ revoked_at: now() }).where("id", "=", match.id).where("revoked_at", "is", null).execute();
+    // Revoking twice keeps the original revocation time, and records nothing new.
+    await audited(
+      database,
+      now,
+      by,
+      (trx) => trx.updateTable("api_keys").set({ revoked_at: now() }).where("id", "=", match.id).where("revoked_at", "is", null).executeTakeFirst(),
+      (result) =>
+        result.numUpdatedRows > 0n
+          ? { action: "key.revoke", object: { kind: "key", id: match.id }, accountId: match.account_id, details: { name: match.name, prefix: match.prefix } }
+          : undefined,
+    );
     return toRecord(await listed.where("id", "=", match.id).executeTakeFirstOrThrow());
   }
 
@@ -111,6 +126,8 @@ export function createKeysRepository(database: Database, now: () => number): Key
     if (!isWellFormedApiKey(plaintextKey)) return undefined;
     const [row] = await findByHash.all(db, [hashApiKey(plaintextKey)]);
     if (!row || row.revoked_at !== null) return undefined;
+    // Read with the key, in the same query: a disable applies to the very next request on every instance.
+    if (row.disabled_at !== null) throw new StoreError("account_disabled", `the account of this API key is disabled`);
     const at = now();
     if (row.last_used_at === null || at - row.last_used_at >= LAST_USED_RESOLUTION_MS) await touch.all(db, [at, row.id]);
     return {

@@ -1,7 +1,8 @@
 import { sql } from "kysely";
 import type { Database, Queries } from "./database.js";
 import { StoreError } from "./errors.js";
-import type { DailyUsage, LedgerActivity, LedgerCheck, LedgerEntry, LedgerRepository } from "./types.js";
+import { recordAdminAction } from "./audit.js";
+import type { AdminActor, DailyUsage, LedgerActivity, LedgerCheck, LedgerEntry, LedgerRepository } from "./types.js";
 
 /** The largest balance kept: the largest integer a JavaScript number holds exactly. */
 export const MAX_BALANCE_MICRO = Number.MAX_SAFE_INTEGER;
@@ -37,7 +38,19 @@ export const MAX_LEDGER_PAGE = 500;
 export function createLedgerRepository(database: Database, now: () => number): LedgerRepository {
   const { db } = database;
 
-  const topUp = (accountId: string, amountMicro: number, note: string | null) =>
+  /** The admin's money change, recorded with its ledger entry in the same transaction. */
+  const record = (trx: Queries, by: AdminActor | undefined, entry: LedgerEntry, balanceMicro: number) =>
+    by &&
+    recordAdminAction(trx, {
+      by,
+      at: entry.at,
+      action: entry.kind === "top_up" ? "balance.top_up" : "balance.adjust",
+      object: { kind: "account", id: entry.accountId },
+      accountId: entry.accountId,
+      details: { ledger_entry: entry.id, amount_micro: entry.amountMicro, balance_micro: balanceMicro, note: entry.note },
+    });
+
+  const topUp = (accountId: string, amountMicro: number, note: string | null, by?: AdminActor) =>
     database.transaction(async (trx) => {
       const credited = await trx
         .updateTable("accounts")
@@ -56,6 +69,7 @@ export function createLedgerRepository(database: Database, now: () => number): L
         .returningAll()
         .executeTakeFirstOrThrow();
       const { balance_micro } = await trx.selectFrom("accounts").select("balance_micro").where("id", "=", accountId).executeTakeFirstOrThrow();
+      await record(trx, by, toEntry(entry as EntryRow), balance_micro);
       return { entry: toEntry(entry as EntryRow), balanceMicro: balance_micro };
     });
 
@@ -64,7 +78,7 @@ export function createLedgerRepository(database: Database, now: () => number): L
    * conditional UPDATE, so a negative one never takes the balance below what requests in flight
    * hold (nor below zero), however many run at once, and a positive one never past the maximum.
    */
-  const adjust = (accountId: string, amountMicro: number, note: string) =>
+  const adjust = (accountId: string, amountMicro: number, note: string, by?: AdminActor) =>
     database.transaction(async (trx) => {
       const changed = await trx
         .updateTable("accounts")
@@ -89,23 +103,24 @@ export function createLedgerRepository(database: Database, now: () => number): L
         .values({ account_id: accountId, at: now(), kind: "adjustment", amount_micro: amountMicro, note })
         .returningAll()
         .executeTakeFirstOrThrow();
+      await record(trx, by, toEntry(entry as EntryRow), changed.balance_micro);
       return { entry: toEntry(entry as EntryRow), balanceMicro: changed.balance_micro };
     });
 
   return {
-    async adjust(accountId, amountMicro, note) {
+    async adjust(accountId, amountMicro, note, by) {
       if (!Number.isSafeInteger(amountMicro) || amountMicro === 0) {
         throw new StoreError("invalid_input", "an adjustment must be a non-zero whole number of micro-euros");
       }
       if (note.trim() === "" || note.length > 500) throw new StoreError("invalid_input", "an adjustment needs a note (why), at most 500 characters");
-      return adjust(accountId, amountMicro, note);
+      return adjust(accountId, amountMicro, note, by);
     },
-    async topUp(accountId, amountMicro, note) {
+    async topUp(accountId, amountMicro, note, by) {
       if (!Number.isSafeInteger(amountMicro) || amountMicro <= 0) {
         throw new StoreError("invalid_input", "a top-up must be a positive whole number of micro-euros");
       }
       if (note !== undefined && note.length > 500) throw new StoreError("invalid_input", "a note is at most 500 characters");
-      return topUp(accountId, amountMicro, note ?? null);
+      return topUp(accountId, amountMicro, note ?? null, by);
     },
     entries: async (accountId, options = {}) => (await newestFirst(db, accountId, pageSize(options.limit), options.before)).map(toEntry),
     async entryPage(accountId, options) {

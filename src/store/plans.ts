@@ -1,3 +1,4 @@
+import { audited } from "./audit.js";
 import type { Database } from "./database.js";
 import { StoreError } from "./errors.js";
 import { normalizeName } from "./names.js";
@@ -45,20 +46,44 @@ export function createPlansRepository(database: Database, now: () => number): Pl
   };
 
   return {
-    async create(input) {
+    async create(input, by) {
       const plan: Plan = { id: newId("plan"), ...validPlanInput(input), createdAt: now() };
       refuseIdShapedName(plan.name);
-      await uniqueName(() => db.insertInto("plans").values(toRow(plan)).execute(), plan.name);
+      const { id: _id, created_at: _created, ...details } = toRow(plan);
+      await uniqueName(
+        () =>
+          audited(
+            database,
+            now,
+            by,
+            (trx) => trx.insertInto("plans").values(toRow(plan)).execute(),
+            () => ({ action: "plan.create", object: { kind: "plan", id: plan.id }, details }),
+          ),
+        plan.name,
+      );
       return plan;
     },
-    async update(idOrName, changes) {
+    async update(idOrName, changes, by) {
       const current = await get(idOrName);
       if (!current) throw new StoreError("plan_not_found", `No plan with id or name ${idOrName}`);
       const next = { ...current, ...validPlanInput({ ...current, ...changes }) };
       // A name kept from before this rule stays; only a new one must not look like an id.
       if (next.name !== current.name) refuseIdShapedName(next.name);
       const { id: _id, created_at: _created, ...set } = toRow(next);
-      await uniqueName(() => db.updateTable("plans").set(set).where("id", "=", next.id).execute(), next.name);
+      const before = toRow(current) as Record<string, unknown>;
+      // Only what changed, as { field: { from, to } }.
+      const changed = Object.fromEntries(Object.entries(set).filter(([field, value]) => before[field] !== value).map(([field, value]) => [field, { from: before[field], to: value }]));
+      await uniqueName(
+        () =>
+          audited(
+            database,
+            now,
+            by,
+            (trx) => trx.updateTable("plans").set(set).where("id", "=", next.id).execute(),
+            () => (Object.keys(changed).length > 0 ? { action: "plan.update", object: { kind: "plan", id: next.id }, details: changed } : undefined),
+          ),
+        next.name,
+      );
       return next;
     },
     list: async () => (await db.selectFrom("plans").select(COLUMNS).orderBy("created_at").orderBy("name").execute()).map(toPlan),

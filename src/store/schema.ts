@@ -22,6 +22,8 @@ export interface Tables {
     plan_id: string;
     balance_micro: Generated<number>;
     reserved_micro: Generated<number>;
+    /** Set while the account is disabled: its keys get 401 account_disabled. */
+    disabled_at: Generated<number | null>;
   };
   api_keys: {
     id: string;
@@ -69,5 +71,26 @@ export interface Tables {
     response: string | null;
     created_at: number;
     expires_at: number;
+  };
+  admin_tokens: {
+    id: string;
+    name: string;
+    prefix: string;
+    hash: string;
+    created_at: number;
+    last_used_at: number | null;
+    revoked_at: number | null;
+  };
+  /** Append-only: who did what to which object. `details` is JSON, never a secret. */
+  audit_log: {
+    id: Generated<number>;
+    at: number;
+    actor: string;
+    actor_token_id: string | null;
+    action: string;
+    object_kind: string;
+    object_id: string;
+    account_id: string | null;
+    details: string;
   };
 }

@@ -1,4 +1,6 @@
 import { createAccountsRepository } from "./accounts.js";
+import { createAdminTokensRepository } from "./admin-tokens.js";
+import { createAuditRepository } from "./audit.js";
 import { createBillingRepository } from "./billing.js";
 import type { Database } from "./database.js";
 import { createIdempotencyRepository } from "./idempotency.js";
@@ -126,6 +128,8 @@ function storeOver(database: Database, options: StoreOptions): Store {
     ledger: guard("ledger", createLedgerRepository(database, now)),
     rateWindows: guard("rateWindows", createRateWindowsRepository(database)),
     idempotency: guard("idempotency", createIdempotencyRepository(database, now, ttl)),
+    audit: guard("audit", createAuditRepository(database)),
+    adminTokens: guard("adminTokens", createAdminTokensRepository(database, now)),
     ping: () => database.ping(),
     close: () => database.close(),
   };

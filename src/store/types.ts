@@ -1,3 +1,7 @@
+import type { AdminActor, AdminTokensRepository, AuditRepository } from "./audit-types.js";
+
+export type * from "./audit-types.js";
+
 /** Records the store hands out. Timestamps are milliseconds since the Unix epoch. */
 
 export interface Account {
@@ -10,6 +14,8 @@ export interface Account {
   balanceMicro: number;
   /** The part of the balance held by requests in flight. */
   reservedMicro: number;
+  /** When the account was disabled (its keys then get 401 account_disabled); null while enabled. */
+  disabledAt: number | null;
 }
 
 export interface Plan {
@@ -26,9 +32,9 @@ export interface Plan {
 export type PlanInput = Pick<Plan, "name" | "requestsPerMinute" | "allowanceQuestions" | "pricePerMillion">;
 
 export interface PlansRepository {
-  create(input: PlanInput): Promise<Plan>;
+  create(input: PlanInput, by?: AdminActor): Promise<Plan>;
   /** By id or name; changes apply to the next request (terms are read at every request). */
-  update(idOrName: string, changes: Partial<PlanInput>): Promise<Plan>;
+  update(idOrName: string, changes: Partial<PlanInput>, by?: AdminActor): Promise<Plan>;
   list(): Promise<Plan[]>;
   get(idOrName: string): Promise<Plan | undefined>;
 }
@@ -86,22 +92,28 @@ export interface AccountPage {
 }
 
 export interface AccountsRepository {
-  /** On the plan named (by id or name), or on the "default" plan. */
-  create(input: { name: string; plan?: string }): Promise<Account>;
+  /** On the plan named (by id or name), or on the "default" plan. `by` records it in the audit log. */
+  create(input: { name: string; plan?: string }, by?: AdminActor): Promise<Account>;
   list(): Promise<Account[]>;
   /** One page of accounts with their plans and usage, in one query. */
   page(query: AccountPageQuery): Promise<AccountPage>;
   get(id: string): Promise<Account | undefined>;
-  setPlan(accountId: string, plan: string): Promise<Account>;
+  setPlan(accountId: string, plan: string, by?: AdminActor): Promise<Account>;
+  rename(accountId: string, name: string, by?: AdminActor): Promise<Account>;
+  /** Disabling keeps everything; its keys get 401 account_disabled from their next request, on every instance. */
+  setDisabled(accountId: string, disabled: boolean, by?: AdminActor): Promise<Account>;
 }
 
 export interface KeysRepository {
   /** The plaintext `key` is returned here once and exists nowhere else afterwards. */
-  create(input: { accountId: string; name?: string }): Promise<{ key: string; record: ApiKeyRecord }>;
+  create(input: { accountId: string; name?: string }, by?: AdminActor): Promise<{ key: string; record: ApiKeyRecord }>;
   list(filter?: { accountId?: string }): Promise<ApiKeyRecord[]>;
   /** By key id or by displayed prefix; returns the revoked record, undefined if none matched. */
-  revoke(idOrPrefix: string): Promise<ApiKeyRecord | undefined>;
-  /** Undefined for unknown, malformed or revoked keys; revocation takes effect on the very next call (no cache). */
+  revoke(idOrPrefix: string, by?: AdminActor): Promise<ApiKeyRecord | undefined>;
+  /**
+   * Undefined for unknown, malformed or revoked keys; StoreError account_disabled for a key of a
+   * disabled account. Read in one query on every call (no cache): revocation and disabling apply at once.
+   */
   authenticate(plaintextKey: string): Promise<AuthenticatedKey | undefined>;
   /** Number of active (not revoked) keys; pass `includeRevoked` to count every key. */
   count(options?: { includeRevoked?: boolean }): Promise<number>;
@@ -118,6 +130,8 @@ export interface Store {
   ledger: LedgerRepository;
   rateWindows: RateWindowsRepository;
   idempotency: IdempotencyRepository;
+  audit: AuditRepository;
+  adminTokens: AdminTokensRepository;
   /** Resolves when the database answers; rejects with StoreError database_unavailable. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -267,9 +281,9 @@ export interface DailyUsage {
 }
 
 export interface LedgerRepository {
-  topUp(accountId: string, amountMicro: number, note?: string): Promise<{ entry: LedgerEntry; balanceMicro: number }>;
+  topUp(accountId: string, amountMicro: number, note?: string, by?: AdminActor): Promise<{ entry: LedgerEntry; balanceMicro: number }>;
   /** A correction, positive or negative, as its own "adjustment" entry; never below zero (nor below what is held). */
-  adjust(accountId: string, amountMicro: number, note: string): Promise<{ entry: LedgerEntry; balanceMicro: number }>;
+  adjust(accountId: string, amountMicro: number, note: string, by?: AdminActor): Promise<{ entry: LedgerEntry; balanceMicro: number }>;
   /** Newest first; `before` (an entry id) pages further back. */
   entries(accountId: string, options?: { limit?: number; before?: number }): Promise<LedgerEntry[]>;
   /** A page of `entries`, with the `before` of the next page, or null when this page is the last. */

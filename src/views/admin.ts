@@ -71,6 +71,8 @@ export const AccountView = z
     reserved_micro: micro("Part of the balance held by requests in flight"),
     reserved: euros("Part of the balance held by requests in flight"),
     usage: UsageView,
+    disabled: z.boolean().openapi({ description: "A disabled account's keys get 401 account_disabled; nothing is deleted." }),
+    disabled_at: Time.nullable(),
   })
   .openapi("AdminAccount");
 
@@ -85,6 +87,8 @@ export function accountView(account: Account, plan: Plan, usage: Usage): z.infer
     reserved_micro: account.reservedMicro,
     reserved: formatEuros(account.reservedMicro),
     usage: usageView(usage),
+    disabled: account.disabledAt !== null,
+    disabled_at: isoOrNull(account.disabledAt),
   };
 }
 

@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { adminActor } from "../../http/admin-auth.js";
 import { MAX_NAME_LENGTH } from "../../services/types.js";
 import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
@@ -29,6 +30,6 @@ const route = createRoute({
 export function registerCreateAccount(api: AdminApi, services: Services): void {
   addRoute(api, route, async (c) => {
     const body = await readBody(c, CreateAccountBody);
-    return c.json(summaryView(await services.accounts.create({ name: body.name, plan: body.plan })), 201);
+    return c.json(summaryView(await services.accounts.create({ name: body.name, plan: body.plan }, adminActor(c))), 201);
   });
 }

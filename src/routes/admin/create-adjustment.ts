@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { adminActor } from "../../http/admin-auth.js";
 import { formatEuros } from "../../money/money.js";
 import { ApiError } from "../../errors.js";
 import type { Services } from "../../services/build.js";
@@ -48,7 +49,7 @@ export function registerCreateAdjustment(api: AdminApi, services: Services): voi
     const negative = body.amount.startsWith("-");
     const magnitude = micros(negative ? body.amount.slice(1) : body.amount, "amount");
     if (magnitude === 0) throw new ApiError("invalid_request", "amount: an adjustment must not be 0.00");
-    const { entry, balanceMicro } = await services.accounts.adjust(id, negative ? -magnitude : magnitude, body.note);
+    const { entry, balanceMicro } = await services.accounts.adjust(id, negative ? -magnitude : magnitude, body.note, adminActor(c));
     return c.json({ entry: ledgerEntryView(entry), balance_micro: balanceMicro, balance: formatEuros(balanceMicro) }, 201);
   });
 }

@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { adminActor } from "../../http/admin-auth.js";
 import { MAX_NAME_LENGTH } from "../../services/types.js";
 import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
@@ -32,7 +33,7 @@ export function registerCreateKey(api: AdminApi, services: Services): void {
   addRoute(api, route, async (c) => {
     const { id } = (await summaryOr404(services, c.req.param("id")!)).account;
     const body = await readBody(c, CreateKeyBody);
-    const { key, record } = await services.keys.create({ accountId: id, name: body.name });
+    const { key, record } = await services.keys.create({ accountId: id, name: body.name }, adminActor(c));
     // A key must never be served from a cache or kept in one.
     c.header("cache-control", "no-store");
     return c.json({ ...keyView(record), key }, 201);

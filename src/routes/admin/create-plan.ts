@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { adminActor } from "../../http/admin-auth.js";
 import { PLAN_LIMITS } from "../../services/types.js";
 import { MAX_NAME_LENGTH } from "../../services/types.js";
 import type { Services } from "../../services/build.js";
@@ -42,7 +43,7 @@ export function registerCreatePlan(api: AdminApi, services: Services): void {
       requestsPerMinute: body.requests_per_minute,
       allowanceQuestions: body.allowance_questions,
       pricePerMillion: micros(body.price_per_million, "price_per_million"),
-    });
+    }, adminActor(c));
     return c.json(planView(plan), 201);
   });
 }

@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { adminActor } from "../../http/admin-auth.js";
 import { formatEuros } from "../../money/money.js";
 import { ApiError } from "../../errors.js";
 import type { Services } from "../../services/build.js";
@@ -44,7 +45,7 @@ export function registerCreateTopUp(api: AdminApi, services: Services): void {
     const body = await readBody(c, TopUpBody);
     const amount = micros(body.amount, "amount");
     if (amount === 0) throw new ApiError("invalid_request", "amount: a top-up must be more than 0.00");
-    const { entry, balanceMicro } = await services.accounts.topUp(id, amount, body.note);
+    const { entry, balanceMicro } = await services.accounts.topUp(id, amount, body.note, adminActor(c));
     return c.json({ entry: ledgerEntryView(entry), balance_micro: balanceMicro, balance: formatEuros(balanceMicro) }, 201);
   });
 }

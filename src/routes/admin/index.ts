@@ -3,6 +3,8 @@ import { Hono } from "hono";
 import { adminOnly } from "../../http/admin-auth.js";
 import type { App, AppEnv } from "../../http/context.js";
 import type { Services } from "../../services/build.js";
+import { registerAccountStatus } from "./account-status.js";
+import { registerAdminTokens } from "./admin-tokens.js";
 import { registerCheckLedger } from "./check-ledger.js";
 import { registerConsole } from "./console.js";
 import { registerCreateAccount } from "./create-account.js";
@@ -15,6 +17,7 @@ import { registerGetAccountUsage } from "./get-account-usage.js";
 import { registerGetOverview } from "./get-overview.js";
 import type { AdminMemory } from "./last-check.js";
 import { registerListAccounts } from "./list-accounts.js";
+import { registerListAudit } from "./list-audit.js";
 import { registerListLedger } from "./list-ledger.js";
 import { registerListPlans } from "./list-plans.js";
 import { registerAdminOpenApi } from "./openapi.js";
@@ -33,7 +36,7 @@ export interface AdminDeps {
 export function registerAdmin(app: App, deps: AdminDeps): void {
   // Registered before the admin routes, so it runs first for every path under /admin,
   // including unknown ones and /admin itself.
-  app.use("/admin/*", adminOnly(deps.token));
+  app.use("/admin/*", adminOnly(deps.token, deps.services.adminTokens));
   // A plain Hono in between: OpenAPIHono.route would copy the admin paths into the public
   // document, which must not mention them.
   app.route("/", new Hono<AppEnv>().route("/", buildAdminApi(deps.services)));
@@ -59,6 +62,9 @@ export function buildAdminApi(services: Services): AdminApi {
   registerCreateKey(api, services);
   registerRevokeKey(api, services);
   registerCheckLedger(api, services, memory);
+  registerAccountStatus(api, services);
+  registerListAudit(api, services);
+  registerAdminTokens(api, services);
   registerAdminOpenApi(api);
   return api;
 }

@@ -38,6 +38,13 @@ const ADMIN_OPERATIONS = [
   "post /admin/v1/accounts/{id}/keys",
   "post /admin/v1/keys/{id}/revoke",
   "get /admin/v1/ledger/check",
+  "patch /admin/v1/accounts/{id}",
+  "post /admin/v1/accounts/{id}/disable",
+  "post /admin/v1/accounts/{id}/enable",
+  "get /admin/v1/audit",
+  "get /admin/v1/admin-tokens",
+  "post /admin/v1/admin-tokens",
+  "post /admin/v1/admin-tokens/{id}/revoke",
   "get /admin/openapi.json",
 ];
 

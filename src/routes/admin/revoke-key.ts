@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { adminActor } from "../../http/admin-auth.js";
 import { ApiError } from "../../errors.js";
 import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
@@ -27,7 +28,7 @@ export function registerRevokeKey(api: AdminApi, services: Services): void {
     // By id only: the store also accepts a displayed prefix, which a URL should not guess at.
     // There is no lookup by id, so the key is found among all keys (admin traffic is light).
     if (!(await services.keys.list()).some((record) => record.id === id)) throw new ApiError("key_not_found", `No key with id ${id}`);
-    const revoked = await services.keys.revoke(id);
+    const revoked = await services.keys.revoke(id, adminActor(c));
     if (!revoked) throw new ApiError("key_not_found", `No key with id ${id}`);
     return c.json(keyView(revoked), 200);
   });

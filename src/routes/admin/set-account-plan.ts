@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { adminActor } from "../../http/admin-auth.js";
 import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { summaryOr404, summaryView } from "./account-summary.js";
@@ -26,6 +27,6 @@ export function registerSetAccountPlan(api: AdminApi, services: Services): void 
     // The account in the path is checked first, so a missing account is reported as such.
     const { id } = (await summaryOr404(services, c.req.param("id")!)).account;
     const body = await readBody(c, SetPlanBody);
-    return c.json(summaryView(await services.accounts.setPlan(id, body.plan)), 200);
+    return c.json(summaryView(await services.accounts.setPlan(id, body.plan, adminActor(c))), 200);
   });
 }

@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { adminActor } from "../../http/admin-auth.js";
 import type { PlanInput } from "../../services/types.js";
 import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
@@ -35,7 +36,7 @@ export function registerUpdatePlan(api: AdminApi, services: Services): void {
     };
     // Absent fields stay as they are; the store would otherwise read `undefined` as a new value.
     const present = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
-    const plan = await services.plans.update(c.req.param("plan")!, present);
+    const plan = await services.plans.update(c.req.param("plan")!, present, adminActor(c));
     return c.json(planView(plan), 200);
   });
 }

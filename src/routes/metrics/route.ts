@@ -1,5 +1,5 @@
 import { Hono, type Handler } from "hono";
-import { adminOnly } from "../../http/admin-auth.js";
+import { adminOnly, type AdminTokenAuthenticator } from "../../http/admin-auth.js";
 import type { App, AppEnv } from "../../http/context.js";
 import { routeNotFound } from "../../http/not-found.js";
 import type { Metrics } from "../../services/metrics.js";
@@ -10,8 +10,8 @@ import type { Metrics } from "../../services/metrics.js";
  * not exist without an admin token); JUDGE_METRICS_PORT serves it without a token on 127.0.0.1
  * only (buildMetricsApp), for a scraper on the same host.
  */
-export function registerMetrics(app: App, deps: { metrics: Metrics; adminToken: string }): void {
-  app.get("/metrics", adminOnly(deps.adminToken), scrape(deps.metrics));
+export function registerMetrics(app: App, deps: { metrics: Metrics; adminToken: string; adminTokens?: AdminTokenAuthenticator }): void {
+  app.get("/metrics", adminOnly(deps.adminToken, deps.adminTokens), scrape(deps.metrics));
 }
 
 /** The whole app of the metrics port: /metrics and nothing else. */

@@ -1,0 +1,46 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { MAX_AUDIT_PAGE } from "../../services/types.js";
+import type { Services } from "../../services/build.js";
+import { requestIdHeader } from "../shared.schema.js";
+import { readQuery, wholeNumberParam } from "./input.js";
+import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
+import { AuditEntryView, auditEntryView } from "../../views/audit.js";
+
+const AuditQuery = z.object({
+  account: z.string().optional().openapi({ description: "Only the actions concerning this account (acct_…): its own, its keys', its balance's." }),
+  limit: wholeNumberParam(1, MAX_AUDIT_PAGE, `How many entries, newest first: 1 to ${MAX_AUDIT_PAGE}, 50 by default.`),
+  before: wholeNumberParam(1, Number.MAX_SAFE_INTEGER, "Only entries older than the entry with this id: the next_before of the previous page."),
+});
+
+const route = createRoute({
+  method: "get",
+  path: "/admin/v1/audit",
+  summary: "The audit log of admin actions, newest first, a page at a time",
+  security: ADMIN_SECURITY,
+  request: { query: AuditQuery },
+  responses: {
+    200: {
+      description: "Entries, newest first.",
+      headers: requestIdHeader,
+      content: {
+        "application/json": {
+          schema: z
+            .object({
+              entries: z.array(AuditEntryView),
+              next_before: z.number().int().nullable().openapi({ description: "Pass as ?before= for the next (older) page; null on the last page." }),
+            })
+            .openapi("AdminAuditPage"),
+        },
+      },
+    },
+    ...adminErrors("", { 400: `limit is not a whole number from 1 to ${MAX_AUDIT_PAGE}, or before not a positive whole number.` }),
+  },
+});
+
+export function registerListAudit(api: AdminApi, services: Services): void {
+  addRoute(api, route, async (c) => {
+    const { account, limit, before } = readQuery(c, AuditQuery);
+    const page = await services.audit.page({ accountId: account || undefined, limit: limit ?? 50, before });
+    return c.json({ entries: page.entries.map(auditEntryView), next_before: page.nextBefore }, 200);
+  });
+}
