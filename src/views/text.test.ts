@@ -12,6 +12,9 @@ const record: ApiKeyRecord = {
   createdAt: Date.UTC(2025, 0, 31, 9, 5, 0, 123),
   lastUsedAt: null,
   revokedAt: null,
+  limits: { requestsPerMinute: null, budgetMicro: null, expiresAt: null },
+  spentMicro: 0,
+  heldMicro: 0,
 };
 
 describe("CLI formatting", () => {
