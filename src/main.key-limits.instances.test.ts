@@ -32,10 +32,10 @@ describe.each(STORE_ENGINES)("two instances on one %s database", (engine) => {
   beforeAll(async () => {
     database = newTestDatabase(engine);
     prefix = `test:key-limits:${process.pid}:${Date.now()}:`;
-    const redis = engine === "postgres" ? { JUDGE_REDIS_URL: REDIS_TEST_URL, JUDGE_REDIS_PREFIX: prefix } : {};
-    const settings = {
+    const redis: Record<string, string> = engine === "postgres" ? { JUDGE_REDIS_URL: REDIS_TEST_URL, JUDGE_REDIS_PREFIX: prefix } : {};
+    const settings: Record<string, string> = {
       JUDGE_DB: database.location,
-      ...(database.schema && { JUDGE_DB_SCHEMA: database.schema }),
+      ...(database.schema ? { JUDGE_DB_SCHEMA: database.schema } : {}),
       ...redis,
       JUDGE_MODEL: await tinyFixturePath(),
       JUDGE_THREADS: "1",

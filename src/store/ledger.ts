@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type { Database, Queries } from "./database.js";
 import { StoreError } from "./errors.js";
+import { checkKeys } from "./keys-check.js";
 import type { DailyUsage, LedgerActivity, LedgerCheck, LedgerEntry, LedgerRepository } from "./types.js";
 
 /** The largest balance kept: the largest integer a JavaScript number holds exactly. */
@@ -246,6 +247,7 @@ async function checkLedger(db: Queries): Promise<LedgerCheck> {
       mismatches.push({ accountId: row.account_id, what: `${what} reserved`, unit: "questions", column: row.reserved, ledgerSum: row.held });
     }
   }
+  mismatches.push(...(await checkKeys(db)));
   return { ok: mismatches.length === 0, accounts: accounts.length, mismatches };
 }
 
