@@ -9,7 +9,7 @@ import {
 } from "./engine/types.js";
 import { LimiterUnavailableError } from "./limits/types.js";
 import { standingHeaders } from "./http/standing-headers.js";
-import { InsufficientFundsError, UnknownAccountError } from "./services/errors.js";
+import { InsufficientFundsError, KeyBudgetExhaustedError, UnknownAccountError } from "./services/errors.js";
 import { JudgingRefusal } from "./services/judging/errors.js";
 import { StoreError } from "./services/types.js";
 
@@ -35,7 +35,11 @@ export const ERROR_STATUS = {
   invalid_api_key: 401,
   /** The key is valid but its account is disabled (`judge accounts disable`); enabling it restores the key. */
   account_disabled: 401,
+  /** The key is past the expiry it was given (`judge keys create --expires`). */
+  key_expired: 401,
   insufficient_funds: 402,
+  /** The balance could pay, but the key's own budget cannot: what it spent and holds would pass it. */
+  key_budget_exhausted: 402,
   not_found: 404,
   /** Admin API only (these three): the account, plan or key named does not exist. */
   account_not_found: 404,
@@ -111,7 +115,9 @@ export const ERROR_TYPE = {
   missing_api_key: "authentication_error",
   invalid_api_key: "authentication_error",
   account_disabled: "authentication_error",
+  key_expired: "authentication_error",
   insufficient_funds: "billing_error",
+  key_budget_exhausted: "billing_error",
   not_found: "not_found_error",
   account_not_found: "not_found_error",
   plan_not_found: "not_found_error",
@@ -170,6 +176,7 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof JudgingRefusal) return new ApiError(error.code, error.message);
   // The standing that explains the refusal travels with it.
   if (error instanceof InsufficientFundsError) return new ApiError("insufficient_funds", error.message, standingHeaders(error.standing));
+  if (error instanceof KeyBudgetExhaustedError) return new ApiError("key_budget_exhausted", error.message, standingHeaders(error.standing));
   if (error instanceof BudgetError) return new ApiError("over_budget", error.message);
   if (error instanceof UpstreamLimitError) return new ApiError("over_upstream_limit", error.message);
   if (error instanceof EngineUnavailableError) return new ApiError("model_unavailable", error.clientMessage ?? error.message);

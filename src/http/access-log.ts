@@ -33,7 +33,7 @@ export function accessLog(log: Logger, metrics: Metrics, errors: WeakMap<Context
 /** Billing outcomes and rate-limit refusals, read from what the response says. */
 function recordOutcome(metrics: Metrics, c: Context<AppEnv>, code: ErrorCode | undefined): void {
   if (code === "rate_limited") metrics.rateLimited();
-  else if (code === "insufficient_funds") metrics.billingOutcome("insufficient_funds");
+  else if (code === "insufficient_funds" || code === "key_budget_exhausted") metrics.billingOutcome(code);
   else if (c.res.status === 200 && c.res.headers.get("idempotent-replayed") !== "true") {
     // A replay was billed the first time; only a fresh answer carries a new charge.
     const billedTo = c.res.headers.get("x-billed-to");

@@ -17,6 +17,9 @@ export function authenticate(keys: KeyAuthenticator): MiddlewareHandler<AppEnv> 
     if (!match) throw new ApiError("invalid_api_key", "malformed Authorization header: expected Bearer <key>");
     const caller = await keys.authenticate(match[1]);
     if (!caller) throw new ApiError("invalid_api_key", "invalid or revoked API key");
+    if (caller.expiredAt !== undefined) {
+      throw new ApiError("key_expired", `this API key expired at ${new Date(caller.expiredAt).toISOString()}; ask for a new one`);
+    }
     c.set("caller", caller);
     await next();
   };

@@ -13,7 +13,7 @@ export function rateLimit(limits: LimitsService): MiddlewareHandler<AppEnv> {
     if (!decision.allowed) {
       throw new ApiError(
         "rate_limited",
-        `rate limit of ${decision.limit} requests per minute reached; retry in ${decision.resetSeconds} s`,
+        `${decision.scope === "key" ? "this key's own" : "the plan's"} rate limit of ${decision.limit} requests per minute reached; retry in ${decision.resetSeconds} s`,
         { "retry-after": String(decision.resetSeconds) },
       );
     }

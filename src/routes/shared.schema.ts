@@ -72,12 +72,12 @@ export const retryAfterHeader = { "retry-after": header("Seconds to wait before 
 /** What each error of a route that answers questions means (/v1/systemone, /v1/decisions); only their 400s differ. */
 export const judgingErrorDescriptions = (invalidRequest: string) => ({
   400: invalidRequest,
-  401: "Missing, invalid or revoked API key (missing_api_key, invalid_api_key), or the key's account is disabled (account_disabled).",
-  402: "Plan allowance used up and prepaid balance too low; nothing is charged.",
+  401: "Missing, invalid or revoked API key (missing_api_key, invalid_api_key), a key past its expiry (key_expired), or the key's account is disabled (account_disabled).",
+  402: "Plan allowance used up and prepaid balance too low (insufficient_funds), or the key's own budget reached (key_budget_exhausted); nothing is charged.",
   409: "A request with the same Idempotency-Key is still running.",
   413: "Request body larger than 256 KB.",
   415: "The body has a Content-Encoding other than identity (unsupported_content_encoding).",
-  429: "Rate limit exceeded; retry after Retry-After seconds.",
+  429: "The plan's rate limit, or the key's own, exceeded (the message says which); retry after Retry-After seconds.",
   502: "The model, the database or Redis (when it counts the rate limits) is unavailable, failed or timed out (model_unavailable, model_failed, model_timeout, database_unavailable, rate_limiter_unavailable); nothing is charged.",
 });
 

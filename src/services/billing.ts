@@ -2,12 +2,14 @@ import { chargeFor, formatEuros } from "../money/money.js";
 import { plural } from "../judgment/plural.js";
 import { periodContaining } from "../money/periods.js";
 import type { AccountTerms, BilledTo, IdempotencyClaim, Reservation, SettledCharge, Standing, Store } from "../store/types.js";
-import { IdempotencyKeyLostError, InsufficientFundsError, UnknownAccountError } from "./errors.js";
+import { IdempotencyKeyLostError, InsufficientFundsError, KeyBudgetExhaustedError, UnknownAccountError } from "./errors.js";
 
 /** Who is paying: the authenticated key's account and the terms read with it. */
 export interface Payer {
   accountId: string;
   terms: AccountTerms;
+  /** The key the request came with: what the balance pays also counts against the key's budget. */
+  keyId?: string;
 }
 
 export interface Settled {
@@ -66,7 +68,7 @@ export function createBillingService(store: Store, now: () => number): BillingSe
       // Terms read with the key: a plan whose whole allowance is below Q cannot pay, so the store
       // skips it (a plan changed meanwhile applies from the next request, as its price does).
       const allowanceMayPay = terms.allowanceQuestions >= input.questions;
-      const outcome = await store.billing.reserve({ accountId: payer.accountId, periodStart, amountMicro, allowanceMayPay, ...input });
+      const outcome = await store.billing.reserve({ accountId: payer.accountId, keyId: payer.keyId, periodStart, amountMicro, allowanceMayPay, ...input });
       if (outcome.ok) {
         heldWith.set(outcome.reservation, terms);
         return outcome.reservation;
@@ -74,6 +76,14 @@ export function createBillingService(store: Store, now: () => number): BillingSe
       if (outcome.reason === "account_not_found") throw new UnknownAccountError(`no account ${payer.accountId}`);
       if (outcome.reason === "idempotency_key_lost") {
         throw new IdempotencyKeyLostError("this request outlived its claim on its Idempotency-Key, which a retry has taken; nothing was charged");
+      }
+      if (outcome.reason === "key_budget_exhausted") {
+        const { budgetMicro, spentMicro, heldMicro } = outcome.key;
+        const held = heldMicro > 0 ? ` and holds €${formatEuros(heldMicro)} for requests in flight` : "";
+        throw new KeyBudgetExhaustedError(
+          `this key's budget of €${formatEuros(budgetMicro)} cannot pay €${formatEuros(amountMicro)}: it has spent €${formatEuros(spentMicro)}${held}; nothing was charged`,
+          outcome.standing,
+        );
       }
       throw new InsufficientFundsError(explainRefusal(input.questions, amountMicro, outcome.standing), outcome.standing);
     },

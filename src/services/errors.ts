@@ -25,3 +25,14 @@ export class UnknownAccountError extends Error {
 export class IdempotencyKeyLostError extends Error {
   override name = "IdempotencyKeyLostError";
 }
+
+/** The balance could pay, but not within the key's own budget; nothing was charged. */
+export class KeyBudgetExhaustedError extends Error {
+  override name = "KeyBudgetExhaustedError";
+  constructor(
+    message: string,
+    readonly standing: Standing,
+  ) {
+    super(message);
+  }
+}

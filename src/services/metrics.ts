@@ -27,7 +27,7 @@ export interface Metrics {
   readExactnessFrom(report: () => ExactnessReport | undefined): void;
 }
 
-export type BillingOutcome = "plan" | "balance" | "insufficient_funds";
+export type BillingOutcome = "plan" | "balance" | "insufficient_funds" | "key_budget_exhausted";
 export type EnginePhase = "prepare" | "evaluate";
 
 /** Cumulative since the engine started: prefix tokens taken from the cache, and evaluated afresh. */
@@ -57,7 +57,7 @@ export function createMetrics(): Metrics {
   });
   const billing = new Counter({
     name: "judge_billing_outcomes_total",
-    help: "Judgments billed to the plan allowance or the prepaid balance, and refused with 402 (insufficient_funds).",
+    help: "Judgments billed to the plan allowance or the prepaid balance, and refused with 402 (insufficient_funds, or key_budget_exhausted: the key's own budget).",
     labelNames: ["outcome"] as const,
     registers,
   });

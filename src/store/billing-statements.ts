@@ -11,6 +11,7 @@ export interface ReservationRow {
   period_start: number;
   request_id: string;
   expires_at: number;
+  key_id: string | null;
 }
 
 export interface StandingRow {
@@ -58,8 +59,27 @@ export function billingStatements(database: Database) {
     ),
     /** Params: the columns in the order named. */
     insertReservation: s<never>(
-      `INSERT INTO reservations (id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO reservations (id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, created_at, key_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    /**
+     * Params: amountMicro, keyId, amountMicro. The key's budget is checked in the statement that
+     * takes its hold, like the balance: what is spent and held plus this hold stays within it.
+     */
+    holdOnKey: s<{ id: string }>(
+      `UPDATE api_keys SET held_micro = held_micro + ?
+       WHERE id = ? AND (budget_micro IS NULL OR spent_micro + held_micro + ? <= budget_micro)
+       RETURNING id`,
+    ),
+    /** Params: keyId. */
+    keySpend: s<{ budget_micro: number | null; spent_micro: number; held_micro: number }>(
+      `SELECT budget_micro, spent_micro, held_micro FROM api_keys WHERE id = ?`,
+    ),
+    /** Params: amountMicro, keyId. */
+    releaseOnKey: s<{ id: string }>(`UPDATE api_keys SET held_micro = held_micro - ? WHERE id = ? RETURNING id`),
+    /** Params: heldMicro, amountMicro, keyId. */
+    chargeKey: s<{ id: string }>(
+      `UPDATE api_keys SET held_micro = held_micro - ?, spent_micro = spent_micro + ? WHERE id = ? RETURNING id`,
     ),
     /** Params: id. Deleting is how settle, release and the sweeper agree: whoever deletes the row owns it. */
     take: s<ReservationRow>(`DELETE FROM reservations WHERE id = ? RETURNING *`),

@@ -19,10 +19,14 @@ const toReservation = (row: ReservationRow): Reservation => ({
   periodStart: row.period_start,
   requestId: row.request_id,
   expiresAt: row.expires_at,
+  keyId: row.key_id,
 });
 
 /** Thrown inside a transaction to roll it back when nothing can pay. */
 class NothingCanPay extends Error {}
+
+/** Thrown inside a transaction to roll it back when the balance could pay but the key's budget cannot. */
+class KeyCannotPay extends Error {}
 
 /**
  * Moving a hold must touch exactly the row the hold was taken on; anything else means the
@@ -84,8 +88,10 @@ export function createBillingRepository(database: Database, now: () => number, r
     if (onPlan) return { billedTo: "plan" as const, changed: onPlan };
     const { accountId, amountMicro } = input;
     const [onBalance] = await st.holdOnBalance.all(trx, [amountMicro, accountId, amountMicro]);
-    if (onBalance) return { billedTo: "balance" as const, changed: onBalance };
-    throw new NothingCanPay();
+    if (!onBalance) throw new NothingCanPay();
+    // After the account's row, as settle and release take them: one lock order, no deadlock.
+    if (input.keyId !== undefined && !(await st.holdOnKey.all(trx, [amountMicro, input.keyId, amountMicro]))[0]) throw new KeyCannotPay();
+    return { billedTo: "balance" as const, changed: onBalance };
   };
 
   const reserve = async (input: HoldRequest): Promise<ReserveOutcome> => {
@@ -110,16 +116,21 @@ export function createBillingRepository(database: Database, now: () => number, r
           period_start: input.periodStart,
           request_id: input.requestId,
           expires_at: at + reservationTtlMs,
+          // Only a balance hold is also taken on the key: what the allowance pays costs no euros.
+          key_id: billedTo === "balance" ? (input.keyId ?? null) : null,
         };
-        const { id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at } = row;
-        await st.insertReservation.all(trx, [id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, at]);
+        const { id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, key_id } = row;
+        await st.insertReservation.all(trx, [id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, at, key_id]);
         return { ok: true, reservation: toReservation(row), standing: withChanged(before, changed) } as const;
       });
     } catch (error) {
-      if (!(error instanceof NothingCanPay)) throw error;
+      if (!(error instanceof NothingCanPay || error instanceof KeyCannotPay)) throw error;
       const standing = await readStanding(st, db, input.accountId, input.periodStart);
       if (!standing) return { ok: false, reason: "account_not_found" };
-      return { ok: false, reason: "insufficient_funds", standing };
+      if (error instanceof NothingCanPay) return { ok: false, reason: "insufficient_funds", standing };
+      const [spend] = await st.keySpend.all(db, [input.keyId!]);
+      const key = { budgetMicro: spend?.budget_micro ?? 0, spentMicro: spend?.spent_micro ?? 0, heldMicro: spend?.held_micro ?? 0 };
+      return { ok: false, reason: "key_budget_exhausted", standing, key };
     }
   };
 
@@ -130,6 +141,7 @@ export function createBillingRepository(database: Database, now: () => number, r
         ? await st.releaseOnPlan.all(trx, [row.questions, row.account_id, row.period_start])
         : await st.releaseOnBalance.all(trx, [row.amount_micro, row.account_id]);
     theOnly<unknown>(changed, "release");
+    if (row.key_id !== null) theOnly(await st.releaseOnKey.all(trx, [row.amount_micro, row.key_id]), "release on the key");
   };
 
   /** Whether the request still owns its key (keeping it, and on PostgreSQL locking its row, until commit). */
@@ -170,6 +182,7 @@ export function createBillingRepository(database: Database, now: () => number, r
       const changed = plan
         ? theOnly(await st.chargePlan.all(trx, [row.questions, row.questions, row.account_id, row.period_start]), "settle")
         : theOnly(await st.chargeBalance.all(trx, [row.amount_micro, amount, row.account_id]), "settle");
+      if (row.key_id !== null) theOnly(await st.chargeKey.all(trx, [row.amount_micro, amount, row.key_id]), "settle on the key");
       // A hold settled after its period ended changed the old period's usage, not the one reported.
       const reported = plan && period !== row.period_start ? before : withChanged(before, changed);
       const result = { billedTo: row.billed_to, standing: reported };

@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import type { Database, Queries } from "./database.js";
 import { StoreError } from "./errors.js";
 import { recordAdminAction } from "./audit.js";
+import { checkKeys } from "./keys-check.js";
 import type { AdminActor, DailyUsage, LedgerActivity, LedgerCheck, LedgerEntry, LedgerRepository } from "./types.js";
 
 /** The largest balance kept: the largest integer a JavaScript number holds exactly. */
@@ -261,6 +262,7 @@ async function checkLedger(db: Queries): Promise<LedgerCheck> {
       mismatches.push({ accountId: row.account_id, what: `${what} reserved`, unit: "questions", column: row.reserved, ledgerSum: row.held });
     }
   }
+  mismatches.push(...(await checkKeys(db)));
   return { ok: mismatches.length === 0, accounts: accounts.length, mismatches };
 }
 

@@ -1,5 +1,6 @@
 import type { DialectName } from "./database.js";
 import { AUDIT_MIGRATION_NAME, AUDIT_MIGRATION_SQL } from "./migration-audit.js";
+import { KEY_LIMITS_MIGRATION } from "./migration-key-limits.js";
 
 /**
  * Schema changes, in order. Append only: never edit or reorder a migration that has shipped,
@@ -256,4 +257,5 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: { sqlite: LEDGER_BY_TIME, postgres: LEDGER_BY_TIME },
   },
   { version: 5, name: AUDIT_MIGRATION_NAME, sql: AUDIT_MIGRATION_SQL },
+  { version: 6, ...KEY_LIMITS_MIGRATION },
 ];

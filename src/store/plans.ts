@@ -120,7 +120,7 @@ function validPlanInput(input: PlanInput): PlanInput {
   };
 }
 
-function boundedInteger(value: unknown, what: string, min: number, max: number): number {
+export function boundedInteger(value: unknown, what: string, min: number, max: number): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
     throw new StoreError("invalid_input", `${what} must be a whole number from ${min} to ${max}, got ${String(value)}`);
   }

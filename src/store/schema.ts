@@ -34,6 +34,11 @@ export interface Tables {
     created_at: number;
     last_used_at: number | null;
     revoked_at: number | null;
+    requests_per_minute: number | null;
+    budget_micro: number | null;
+    expires_at: number | null;
+    spent_micro: Generated<number>;
+    held_micro: Generated<number>;
   };
   plan_usage: { account_id: string; period_start: number; used: Generated<number>; reserved: Generated<number> };
   ledger: {
@@ -59,6 +64,7 @@ export interface Tables {
     request_id: string;
     created_at: number;
     expires_at: number;
+    key_id: string | null;
   };
   /** Fixed-window counters of the database rate limiter; `key` names what is limited. */
   rate_windows: { key: string; window_start: number; count: number };

@@ -127,6 +127,7 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
         keyId: record.id,
         accountId: account.id,
         terms: { createdAt: account.createdAt, planId: account.planId, ...DEFAULT_TERMS },
+        keyRequestsPerMinute: null,
       });
 
       const revoked = await store.keys.revoke(record.id);

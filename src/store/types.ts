@@ -48,6 +48,27 @@ export interface ApiKeyRecord {
   createdAt: number;
   lastUsedAt: number | null;
   revokedAt: number | null;
+  /** The key's own limits, on top of the plan's; null: none. */
+  limits: KeyLimits;
+  /** Micro-euros charged to the balance through this key, over its lifetime (since key limits exist). */
+  spentMicro: number;
+  /** Micro-euros held against the key by its requests in flight. */
+  heldMicro: number;
+}
+
+/** What a key may do on its own, whatever its plan allows; null is "no limit of its own". */
+export interface KeyLimits {
+  /** Requests per minute through this key, counted beside the account's plan limit. */
+  requestsPerMinute: number | null;
+  /** The most micro-euros the key may ever have charged to the balance (spent + held). */
+  budgetMicro: number | null;
+  /** From this instant on the key is refused (401 key_expired). */
+  expiresAt: number | null;
+}
+
+/** A change to a key: `name` or a limit set to a value, or to null to clear it; absent fields stay. */
+export interface KeyChanges extends Partial<KeyLimits> {
+  name?: string | null;
 }
 
 /** What a request needs to know of its account: read with the key, in the same query. */
@@ -64,6 +85,10 @@ export interface AuthenticatedKey {
   keyId: string;
   accountId: string;
   terms: AccountTerms;
+  /** The key's own per-minute limit (null: the plan's alone applies). */
+  keyRequestsPerMinute: number | null;
+  /** Set when the key has expired: the request is refused with 401 key_expired. */
+  expiredAt?: number;
 }
 
 /** An account as a list shows it: its plan, and its latest usage row that has begun. */
@@ -106,13 +131,16 @@ export interface AccountsRepository {
 
 export interface KeysRepository {
   /** The plaintext `key` is returned here once and exists nowhere else afterwards. */
-  create(input: { accountId: string; name?: string }, by?: AdminActor): Promise<{ key: string; record: ApiKeyRecord }>;
+  create(input: { accountId: string; name?: string } & Partial<KeyLimits>, by?: AdminActor): Promise<{ key: string; record: ApiKeyRecord }>;
   list(filter?: { accountId?: string }): Promise<ApiKeyRecord[]>;
+  /** By key id or displayed prefix: renames it or changes its limits; undefined if none matched. */
+  update(idOrPrefix: string, changes: KeyChanges, by?: AdminActor): Promise<ApiKeyRecord | undefined>;
   /** By key id or by displayed prefix; returns the revoked record, undefined if none matched. */
   revoke(idOrPrefix: string, by?: AdminActor): Promise<ApiKeyRecord | undefined>;
   /**
    * Undefined for unknown, malformed or revoked keys; StoreError account_disabled for a key of a
-   * disabled account. Read in one query on every call (no cache): revocation and disabling apply at once.
+   * disabled account. Read in one query on every call (no cache): revocation and disabling apply at
+   * once. An expired key comes back with `expiredAt` set, so the edge can say why it is refused.
    */
   authenticate(plaintextKey: string): Promise<AuthenticatedKey | undefined>;
   /** Number of active (not revoked) keys; pass `includeRevoked` to count every key. */
@@ -159,6 +187,8 @@ export interface Reservation {
   periodStart: number;
   requestId: string;
   expiresAt: number;
+  /** The key the hold was also taken on (its spend and budget); null when none was. */
+  keyId: string | null;
 }
 
 /**
@@ -174,6 +204,8 @@ export interface HoldRequest {
   /** What the balance pays if the allowance cannot: the caller's price for these tokens. */
   amountMicro: number;
   requestId: string;
+  /** The key the request came with: a balance hold is also taken on its budget, and counted in its spend. */
+  keyId?: string;
   /**
    * The Idempotency-Key the request claimed (under its request id): the hold is taken only while
    * the request still owns it, and extends the claim to the hold's own expiry.
@@ -190,8 +222,17 @@ export type ReserveOutcome =
   | { ok: true; reservation: Reservation; standing: Standing }
   | { ok: false; reason: "account_not_found" }
   | { ok: false; reason: "insufficient_funds"; standing: Standing }
+  /** The balance could pay, but not within the key's own budget; nothing was held. */
+  | { ok: false; reason: "key_budget_exhausted"; standing: Standing; key: KeySpend }
   /** Another request took the Idempotency-Key over (this one's claim had expired); nothing was held. */
   | { ok: false; reason: "idempotency_key_lost" };
+
+/** A key's budget and what it has spent and holds, in micro-euros. */
+export interface KeySpend {
+  budgetMicro: number;
+  spentMicro: number;
+  heldMicro: number;
+}
 
 /** The response a settled request sends, kept under its Idempotency-Key for replays. */
 export interface StoredResponse {

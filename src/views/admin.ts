@@ -131,6 +131,13 @@ export const KeyView = z
     created_at: Time,
     last_used_at: Time.nullable(),
     revoked_at: Time.nullable(),
+    requests_per_minute: z.number().int().nullable().openapi({ description: "The key's own per-minute limit, on top of the plan's; null: none." }),
+    budget_micro: micro("The most the key may ever charge to the balance; null: no budget").nullable(),
+    budget: euros("The key's budget").nullable(),
+    expires_at: Time.nullable().openapi({ description: "From this instant the key gets 401 key_expired; null: never." }),
+    spent_micro: micro("Charged to the balance through this key so far"),
+    spent: euros("Charged to the balance through this key so far"),
+    held_micro: micro("Held against the key by its requests in flight"),
   })
   .openapi("AdminKey");
 
@@ -143,6 +150,13 @@ export function keyView(record: ApiKeyRecord): z.infer<typeof KeyView> {
     created_at: iso(record.createdAt),
     last_used_at: isoOrNull(record.lastUsedAt),
     revoked_at: isoOrNull(record.revokedAt),
+    requests_per_minute: record.limits.requestsPerMinute,
+    budget_micro: record.limits.budgetMicro,
+    budget: record.limits.budgetMicro === null ? null : formatEuros(record.limits.budgetMicro),
+    expires_at: isoOrNull(record.limits.expiresAt),
+    spent_micro: record.spentMicro,
+    spent: formatEuros(record.spentMicro),
+    held_micro: record.heldMicro,
   };
 }
 

@@ -12,6 +12,9 @@ const record: ApiKeyRecord = {
   createdAt: Date.UTC(2025, 0, 31, 9, 5, 0, 123),
   lastUsedAt: null,
   revokedAt: null,
+  limits: { requestsPerMinute: null, budgetMicro: null, expiresAt: null },
+  spentMicro: 0,
+  heldMicro: 0,
 };
 
 describe("CLI formatting", () => {
@@ -29,7 +32,7 @@ describe("CLI formatting", () => {
     const text = formatKeys([record, { ...record, id: "key_def", name: "ci", revokedAt: 1 }]);
     const lines = text.split("\n");
     expect(lines, text).toHaveLength(3);
-    expect(lines[1], text).toMatch(/^key_abc\s+tjs_AbCdEfGh\s+acct_xyz\s+-\s+active\s+2025-01-31 09:05:00Z\s+-$/);
+    expect(lines[1], text).toMatch(/^key_abc\s+tjs_AbCdEfGh\s+acct_xyz\s+-\s+active\s+€0.00\s+plan\s+never\s+2025-01-31 09:05:00Z\s+-$/);
     expect(lines[2], text).toMatch(/\sci\s+revoked\s/);
   });
 

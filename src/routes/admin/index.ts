@@ -24,6 +24,7 @@ import { registerAdminOpenApi } from "./openapi.js";
 import { registerRevokeKey } from "./revoke-key.js";
 import type { AdminApi } from "./route.js";
 import { registerSetAccountPlan } from "./set-account-plan.js";
+import { registerUpdateKey } from "./update-key.js";
 import { registerUpdatePlan } from "./update-plan.js";
 
 export interface AdminDeps {
@@ -61,6 +62,7 @@ export function buildAdminApi(services: Services): AdminApi {
   registerListLedger(api, services);
   registerCreateKey(api, services);
   registerRevokeKey(api, services);
+  registerUpdateKey(api, services);
   registerCheckLedger(api, services, memory);
   registerAccountStatus(api, services);
   registerListAudit(api, services);

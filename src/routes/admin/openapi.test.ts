@@ -37,6 +37,7 @@ const ADMIN_OPERATIONS = [
   "get /admin/v1/accounts/{id}/ledger",
   "post /admin/v1/accounts/{id}/keys",
   "post /admin/v1/keys/{id}/revoke",
+  "patch /admin/v1/keys/{id}",
   "get /admin/v1/ledger/check",
   "patch /admin/v1/accounts/{id}",
   "post /admin/v1/accounts/{id}/disable",
