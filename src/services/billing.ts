@@ -8,6 +8,8 @@ import { IdempotencyKeyLostError, InsufficientFundsError, UnknownAccountError } 
 export interface Payer {
   accountId: string;
   terms: AccountTerms;
+  /** The API key the request came with: its ledger entry names it. */
+  keyId?: string;
 }
 
 export interface Settled {
@@ -66,7 +68,7 @@ export function createBillingService(store: Store, now: () => number): BillingSe
       // Terms read with the key: a plan whose whole allowance is below Q cannot pay, so the store
       // skips it (a plan changed meanwhile applies from the next request, as its price does).
       const allowanceMayPay = terms.allowanceQuestions >= input.questions;
-      const outcome = await store.billing.reserve({ accountId: payer.accountId, periodStart, amountMicro, allowanceMayPay, ...input });
+      const outcome = await store.billing.reserve({ accountId: payer.accountId, keyId: payer.keyId, periodStart, amountMicro, allowanceMayPay, ...input });
       if (outcome.ok) {
         heldWith.set(outcome.reservation, terms);
         return outcome.reservation;

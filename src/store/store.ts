@@ -8,6 +8,7 @@ import { migrate } from "./migrations.js";
 import { createPlansRepository } from "./plans.js";
 import { isPostgresUrl, openPostgres } from "./postgres.js";
 import { createRateWindowsRepository } from "./rate-windows.js";
+import { createReportsRepository } from "./reports.js";
 import { openSqlite } from "./sqlite.js";
 import type { Store } from "./types.js";
 import { existsSync } from "node:fs";
@@ -126,6 +127,7 @@ function storeOver(database: Database, options: StoreOptions): Store {
     ledger: guard("ledger", createLedgerRepository(database, now)),
     rateWindows: guard("rateWindows", createRateWindowsRepository(database)),
     idempotency: guard("idempotency", createIdempotencyRepository(database, now, ttl)),
+    reports: guard("reports", createReportsRepository(database, now)),
     ping: () => database.ping(),
     close: () => database.close(),
   };

@@ -1,3 +1,4 @@
+import type { ReportsRepository } from "./reports.js";
 /** Records the store hands out. Timestamps are milliseconds since the Unix epoch. */
 
 export interface Account {
@@ -118,6 +119,8 @@ export interface Store {
   ledger: LedgerRepository;
   rateWindows: RateWindowsRepository;
   idempotency: IdempotencyRepository;
+  /** The console's reports across accounts, and the server errors the edge records (reports.ts). */
+  reports: ReportsRepository;
   /** Resolves when the database answers; rejects with StoreError database_unavailable. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -145,6 +148,8 @@ export interface Reservation {
   periodStart: number;
   requestId: string;
   expiresAt: number;
+  /** The API key the request came with, written on its ledger entry; absent for holds from elsewhere. */
+  keyId?: string | null;
 }
 
 /**
@@ -160,6 +165,8 @@ export interface HoldRequest {
   /** What the balance pays if the allowance cannot: the caller's price for these tokens. */
   amountMicro: number;
   requestId: string;
+  /** The API key the request came with: its ledger entry names it. */
+  keyId?: string;
   /**
    * The Idempotency-Key the request claimed (under its request id): the hold is taken only while
    * the request still owns it, and extends the claim to the hold's own expiry.
@@ -227,6 +234,8 @@ export interface LedgerEntry {
   periodStart: number | null;
   requestId: string | null;
   note: string | null;
+  /** The API key a judgment was made with (null for other kinds, and entries before keys were recorded). */
+  keyId: string | null;
 }
 
 export interface Usage {

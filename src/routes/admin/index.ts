@@ -5,6 +5,7 @@ import type { App, AppEnv } from "../../http/context.js";
 import type { Services } from "../../services/build.js";
 import { registerCheckLedger } from "./check-ledger.js";
 import { registerConsole } from "./console.js";
+import { registerCsvExports } from "./csv-exports.js";
 import { registerCreateAccount } from "./create-account.js";
 import { registerCreateKey } from "./create-key.js";
 import { registerCreatePlan } from "./create-plan.js";
@@ -56,6 +57,7 @@ export function buildAdminApi(services: Services): AdminApi {
   registerCreateTopUp(api, services);
   registerCreateAdjustment(api, services);
   registerListLedger(api, services);
+  registerCsvExports(api, services);
   registerCreateKey(api, services);
   registerRevokeKey(api, services);
   registerCheckLedger(api, services, memory);
