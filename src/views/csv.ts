@@ -1,3 +1,6 @@
+import { formatEuros } from "../money/money.js";
+import type { AccountDay, KeyedLedgerEntry } from "../services/types.js";
+
 /**
  * CSV as RFC 4180 has it, for spreadsheets and scripts alike: a header row, CRLF line ends, a
  * field quoted (its quotes doubled) when it holds a comma, a quote or a line break. Free text that
@@ -21,3 +24,38 @@ export function csv(header: readonly string[], rows: Iterable<readonly CsvCell[]
   for (const row of rows) lines.push(row.map(field).join(","));
   return `${lines.join("\r\n")}\r\n`;
 }
+
+const isoOrEmpty = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export const LEDGER_CSV_HEADER = ["id", "at", "kind", "amount_micro", "amount_eur", "questions", "input_tokens", "period_start", "request_id", "key_id", "key_prefix", "key_name", "note"];
+
+/** Ledger entries (with their keys) as CSV rows: what GET …/ledger.csv and `judge ledger export` write. */
+export const ledgerCsvRow = (e: KeyedLedgerEntry): CsvCell[] => [
+  e.id,
+  isoOrEmpty(e.at),
+  e.kind,
+  e.amountMicro,
+  formatEuros(e.amountMicro),
+  e.questions,
+  e.inputTokens,
+  isoOrEmpty(e.periodStart),
+  e.requestId,
+  e.key?.id ?? e.keyId,
+  e.key?.prefix ?? null,
+  text(e.key?.name ?? null),
+  text(e.note),
+];
+
+export const USAGE_CSV_HEADER = ["date", "account_id", "account_name", "requests", "questions", "input_tokens", "charged_micro", "charged_eur"];
+
+/** One account's judgments of one UTC day as a CSV row: what GET /admin/v1/usage.csv and `judge ledger usage` write. */
+export const usageCsvRow = (u: AccountDay): CsvCell[] => [
+  new Date(u.day).toISOString().slice(0, 10),
+  u.accountId,
+  text(u.name),
+  u.requests,
+  u.questions,
+  u.inputTokens,
+  u.chargedMicro,
+  formatEuros(u.chargedMicro),
+];

@@ -1,8 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { formatEuros } from "../../money/money.js";
 import type { Services } from "../../services/build.js";
 import { MAX_LEDGER_PAGE } from "../../services/types.js";
-import { csv, text } from "../../views/csv.js";
+import { csv, LEDGER_CSV_HEADER, ledgerCsvRow, USAGE_CSV_HEADER, usageCsvRow } from "../../views/csv.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { summaryOr404 } from "./account-summary.js";
 import { AccountIdParams } from "./get-account.js";
@@ -54,7 +53,6 @@ const usageRoute = createRoute({
   },
 });
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const stamp = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 function download(body: string, filename: string) {
@@ -71,15 +69,12 @@ export function registerCsvExports(api: AdminApi, services: Services, now: () =>
     const rows = [];
     for (let before: number | undefined; ; ) {
       const page = await services.reports.ledgerPage(id, { limit: MAX_LEDGER_PAGE, before, kinds: kind });
-      for (const e of page.entries) {
-        rows.push([e.id, iso(e.at), e.kind, e.amountMicro, formatEuros(e.amountMicro), e.questions, e.inputTokens, iso(e.periodStart), e.requestId, e.key?.id ?? e.keyId, e.key?.prefix ?? null, text(e.key?.name ?? null), text(e.note)]);
-      }
+      rows.push(...page.entries.map(ledgerCsvRow));
       if (page.nextBefore === null) break;
       before = page.nextBefore;
     }
-    const header = ["id", "at", "kind", "amount_micro", "amount_eur", "questions", "input_tokens", "period_start", "request_id", "key_id", "key_prefix", "key_name", "note"];
     const kinds = kind ? `-${kind.join("-")}` : "";
-    return download(csv(header, rows), `ledger-${id}${kinds}-${stamp(now())}.csv`);
+    return download(csv(LEDGER_CSV_HEADER, rows), `ledger-${id}${kinds}-${stamp(now())}.csv`);
   });
 
   addRoute(api, usageRoute, async (c) => {
@@ -88,8 +83,6 @@ export function registerCsvExports(api: AdminApi, services: Services, now: () =>
     const today = Math.floor(now() / DAY_MS) * DAY_MS;
     const range = { start: today - ((days ?? 30) - 1) * DAY_MS, end: today + DAY_MS };
     const usage = await services.reports.usageByAccountDay(range, account);
-    const rows = usage.map((u) => [stamp(u.day), u.accountId, text(u.name), u.requests, u.questions, u.inputTokens, u.chargedMicro, formatEuros(u.chargedMicro)]);
-    const header = ["date", "account_id", "account_name", "requests", "questions", "input_tokens", "charged_micro", "charged_eur"];
-    return download(csv(header, rows), `usage-${account ?? "all-accounts"}-${stamp(range.start)}-to-${stamp(today)}.csv`);
+    return download(csv(USAGE_CSV_HEADER, usage.map(usageCsvRow)), `usage-${account ?? "all-accounts"}-${stamp(range.start)}-to-${stamp(today)}.csv`);
   });
 }
