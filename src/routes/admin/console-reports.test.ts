@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminCall, TINY_JUDGMENT } from "../../testing/admin-client.js";
 import { STORE_ENGINES } from "../../testing/databases.js";
-import { evaluateFailsEngine } from "../../testing/fault-engines.js";
+import { evaluateFailsEngine, faultEngine } from "../../testing/fault-engines.js";
 import { postJudgment, show } from "../../testing/http-client.js";
 import { addTestAccount, startTestServer, type TestServer } from "../../testing/server.js";
 
@@ -62,6 +62,14 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
   });
 
   it("lists recent server errors of every instance: time, route, status, code and request id; probes excepted", async () => {
+    // A third instance whose model is still loading: its /health 503 is a state, not a server error.
+    const loading = await startTestServer({ database: server.database, engine: faultEngine({ status: { state: "loading", detail: "reading the weights" } }) });
+    try {
+      const health = await fetch(`${loading.url}/health`);
+      expect(health.status).toBe(503);
+    } finally {
+      await loading.close();
+    }
     const response = await adminCall(server, "GET", "/admin/v1/overview");
     expect(response.json.server_errors, show(response)).toEqual([
       { at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), method: "POST", route: "/v1/systemone", status: 502, code: "model_failed", request_id: failedRequestId },
