@@ -44,7 +44,7 @@ export function buildApp(deps: AppDeps): App {
   // What onError decided, for the one access-log line the request gets.
   const errors = new WeakMap<Context, ApiError>();
   app.use(requestId());
-  app.use(accessLog(deps.log, services.metrics, errors));
+  app.use(accessLog(deps.log, services.metrics, errors, services.reports));
 
   // Every prepare and evaluate is counted and timed (queue depth, busy time, tokens read) here, at the edge.
   const engine = meterEngine(deps.engine, services.metrics);

@@ -114,6 +114,8 @@ async function serveWith(
     store: services.store.dialect,
     rate_limits: services.limiter.kind,
   });
+  // The operator's way in: printed only when the console exists (an admin token is set), never the token.
+  if (config.adminToken) log.info("console", { url: consoleUrl(config.host, port) });
   const metricsPort = config.metricsPort;
   const metricsServer =
     metricsPort === undefined ? undefined : await startupStep(`cannot serve metrics on 127.0.0.1:${metricsPort}`, () => serveMetrics(services, metricsPort, log));
@@ -251,6 +253,12 @@ function listeningPort(server: ServerType): Promise<number> {
       resolve(typeof address === "object" && address ? address.port : 0);
     });
   });
+}
+
+/** The console's address for a browser: a wildcard host (every interface) is reached as localhost. */
+export function consoleUrl(host: string, port: number): string {
+  const reachable = host === "0.0.0.0" || host === "::" || host === "" ? "localhost" : host.includes(":") ? `[${host}]` : host;
+  return `http://${reachable}:${port}/console`;
 }
 
 function printFirstKeyHelp(config: Config, port: number): void {

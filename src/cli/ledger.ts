@@ -5,6 +5,7 @@ import type { LedgerEntry } from "../services/types.js";
 import type { LedgerCheck } from "../services/types.js";
 import { CliError, emit, requireAccount, withServices } from "./context.js";
 import { formatTable, formatTimestamp } from "../views/text.js";
+import { registerLedgerExports } from "./ledger-export.js";
 import { parseWholeNumber } from "./options.js";
 import { formatMoney, formatSignedMoney } from "../views/money.js";
 
@@ -74,4 +75,5 @@ export function registerLedgerCommands(program: Command): void {
         throw new CliError(`ledger check failed for ${[...accounts].join(", ")}`);
       }
     });
+  registerLedgerExports(ledger);
 }

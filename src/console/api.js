@@ -44,6 +44,36 @@ export async function adminApi(method, path, body) {
 }
 
 /**
+ * Downloads admin/v1/<path> (a CSV) as a file: fetched with the token (a plain link could not
+ * send it), then saved under the name the server gives. Resolves to that name.
+ */
+export async function adminDownload(path) {
+  const response = await fetch(`admin/v1/${path}`, {
+    headers: { authorization: `Bearer ${adminToken.get() ?? ""}` },
+    cache: "no-store",
+    credentials: "omit",
+  });
+  if (!response.ok) {
+    let data;
+    try {
+      data = await response.json();
+    } catch {
+      data = undefined;
+    }
+    throw new AdminApiError(response.status, data?.code ?? "http_error", data?.error ?? `HTTP ${response.status}`);
+  }
+  const name = /filename="([^"]+)"/.exec(response.headers.get("content-disposition") ?? "")?.[1] ?? "export.csv";
+  const url = URL.createObjectURL(await response.blob());
+  const link = Object.assign(document.createElement("a"), { href: url, download: name, hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // After the click has handed the blob to the download.
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  return name;
+}
+
+/**
  * GET /health (public, no token): the model, the engine and the database as the load balancer
  * sees them. A 503 is an answer here, not an error: its body says what is down.
  */

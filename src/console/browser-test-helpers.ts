@@ -69,3 +69,33 @@ export function horizontalOverflow(page: Page): Promise<string[]> {
 
 /** The widths the console must work at: a desktop window and a phone held upright. */
 export const WIDTHS = { desktop: 1280, phone: 400 } as const;
+
+/**
+ * Every visible button, link, field or select whose box is not wholly in view sideways: past
+ * either edge of the window, or outside a box that scrolls or clips it (the Revoke button in a
+ * table that must be scrolled sideways to reach it). Each is named by its text or label.
+ */
+export function actionsOutOfView(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const width = window.innerWidth;
+    const found: string[] = [];
+    for (const node of document.querySelectorAll("button, a[href], select, input, summary")) {
+      const rect = node.getBoundingClientRect();
+      if (rect.width === 0 && rect.height === 0) continue;
+      const name = `${node.tagName.toLowerCase()} "${(node.getAttribute("aria-label") ?? node.textContent ?? node.id).trim().slice(0, 50)}"`;
+      if (rect.left < -0.5 || rect.right > width + 0.5) {
+        found.push(`${name} spans ${Math.round(rect.left)}..${Math.round(rect.right)}px in a ${width}px window`);
+        continue;
+      }
+      for (let parent = node.parentElement; parent && parent !== document.body; parent = parent.parentElement) {
+        if (getComputedStyle(parent).overflowX === "visible") continue;
+        const box = parent.getBoundingClientRect();
+        if (rect.left < box.left - 0.5 || rect.right > box.right + 0.5) {
+          found.push(`${name} spans ${Math.round(rect.left)}..${Math.round(rect.right)}px, outside its scrolling box ${Math.round(box.left)}..${Math.round(box.right)}px`);
+          break;
+        }
+      }
+    }
+    return found;
+  });
+}

@@ -47,7 +47,11 @@ export function usageChart(usage) {
   ];
 }
 
-function barChart({ title, kind, usage, slots, value, describe, top }) {
+/**
+ * One bar chart over `usage.days` (each with a `date`), `slots` wide: slots past the last day are
+ * shaded as days to come. `usage` also names the axis's ends (period_start, period_end).
+ */
+export function barChart({ title, kind, usage, slots, value, describe, top, testId = `chart-${kind}` }) {
   const { days } = usage;
   const max = Math.max(0, ...days.map(value));
   const bars = days.map((day, i) => {
@@ -69,7 +73,7 @@ function barChart({ title, kind, usage, slots, value, describe, top }) {
         preserveAspectRatio: "none",
         role: "img",
         "aria-label": `${title}, ${shortDate(usage.period_start)} to ${shortDate(usage.period_end)}: ${summary}`,
-        "data-testid": `chart-${kind}`,
+        "data-testid": testId,
       },
     },
     future,
@@ -85,7 +89,7 @@ function barChart({ title, kind, usage, slots, value, describe, top }) {
       "div",
       { className: "chart-axis" },
       el("span", {}, shortDate(usage.period_start)),
-      el("span", {}, `${shortDate(usage.period_end)} (shaded: days to come)`),
+      el("span", {}, slots > days.length ? `${shortDate(usage.period_end)} (shaded: days to come)` : shortDate(usage.period_end)),
     ),
   );
 }

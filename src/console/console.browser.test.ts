@@ -146,7 +146,7 @@ describe("the console in a browser", () => {
     await button("Copy key").waitFor();
     await page.getByText("it will not be shown again", { exact: false }).waitFor();
     expect((await server.store.keys.authenticate(key))?.accountId).toBe(accountId);
-    await expectText(page.getByRole("row").filter({ hasText: "browser key" }), /never\s*active/);
+    await expectText(page.locator("#key-rows tr").filter({ hasText: "browser key" }), /never\s*active/);
   });
 
   it("after the key is used: usage, the chart of the day, the ledger, the key's last use; the key itself is gone", async () => {
@@ -159,8 +159,9 @@ describe("the console in a browser", () => {
     await expectText(testId("usage-totals"), "So far this period: 2 questions in 2 requests, €0.00 charged to the balance.");
     const bars = await page.locator('[data-testid="chart-questions"] rect.bar').evaluateAll((rects) => rects.map((r) => Number(r.getAttribute("data-value"))));
     expect(bars, "one bar a day so far: today's").toEqual([2]);
-    await expectText(page.locator("#ledger-rows tr").first(), /plan allowance\s*0\.00\s*1\s*\d+/);
-    await expectText(page.getByRole("row").filter({ hasText: "browser key" }), /\d{4}-\d\d-\d\d \d\d:\d\d UTC\s*active/);
+    // Each judgment's entry names its request and the key it came with.
+    await expectText(page.locator("#ledger-rows tr").first(), /plan allowance\s*0\.00\s*1\s*\d+\s*req_\w+\s*tjs_\w+…\s*browser key/);
+    await expectText(page.locator("#key-rows tr").filter({ hasText: "browser key" }), /\d{4}-\d\d-\d\d \d\d:\d\d UTC\s*active/);
     expect(await page.locator("#new-key-box").isHidden()).toBe(true);
     expect(await page.content()).not.toContain(key);
   });
@@ -193,7 +194,7 @@ describe("the console in a browser", () => {
     await page.getByRole("link", { name: EVIL_NAME }).click();
     const prefix = (await server.store.keys.list({ accountId }))[0].prefix;
     await button(`Revoke key ${prefix}`).click();
-    await expectText(page.getByRole("row").filter({ hasText: "browser key" }), /revoked/);
+    await expectText(page.locator("#key-rows tr").filter({ hasText: "browser key" }), /revoked/);
     const refused = await postJudgment({ url: server.url, key }, TINY_JUDGMENT);
     expect(refused.status, show(refused)).toBe(401);
   });

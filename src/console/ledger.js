@@ -1,18 +1,24 @@
+import { adminDownload, path } from "./api.js";
 import { byId, el, numberCell, when } from "./dom.js";
 
-/** An account's ledger, a page at a time, newest first; "Older" follows the API's next_before. */
+/**
+ * An account's ledger, a page at a time, newest first, of one kind or every kind; "Older"
+ * follows the API's next_before. Each judgment shows its request id and the key it came with.
+ * The CSV downloads take the same filter.
+ */
 
 export const LEDGER_PAGE = 20;
 
-/** The pages walked back so far: the `before` of each, for "Newer". Forgotten for another account. */
-let walk = { accountId: null, befores: [] };
+/** The pages walked back so far (the `before` of each, for "Newer") and the kind shown. Forgotten for another account. */
+let walk = { accountId: null, befores: [], kind: "" };
 
-const atPage = (accountId) => (walk.accountId === accountId ? walk : (walk = { accountId, befores: [] }));
+const atPage = (accountId) => (walk.accountId === accountId ? walk : (walk = { accountId, befores: [], kind: "" }));
 
 /** The query of the account's current ledger page. */
 export function ledgerQuery(accountId) {
-  const before = atPage(accountId).befores.at(-1);
-  return new URLSearchParams({ limit: String(LEDGER_PAGE), ...(before ? { before: String(before) } : {}) });
+  const { befores, kind } = atPage(accountId);
+  const before = befores.at(-1);
+  return new URLSearchParams({ limit: String(LEDGER_PAGE), ...(before ? { before: String(before) } : {}), ...(kind ? { kind } : {}) });
 }
 
 let nextBefore = null;
@@ -22,10 +28,13 @@ export function showNewestLedger() {
   walk.befores = [];
 }
 
+const COLUMNS = 8;
+
 export function drawLedger(accountId, page) {
-  const { befores } = atPage(accountId);
+  const { befores, kind } = atPage(accountId);
+  byId("ledger-kind").value = kind;
   const rows = page.entries.map(ledgerRow);
-  if (rows.length === 0) rows.push(el("tr", {}, el("td", { attrs: { colspan: 6 }, className: "empty" }, "No ledger entries yet.")));
+  if (rows.length === 0) rows.push(el("tr", {}, el("td", { attrs: { colspan: COLUMNS }, className: "empty" }, kind ? "No ledger entries of this kind." : "No ledger entries yet.")));
   byId("ledger-rows").replaceChildren(...rows);
   const first = befores.length * LEDGER_PAGE;
   byId("ledger-range").textContent = page.entries.length === 0 ? "" : `Entries ${first + 1}–${first + page.entries.length}, newest first`;
@@ -36,6 +45,11 @@ export function drawLedger(accountId, page) {
 
 const KIND_LABELS = { top_up: "top-up", charge: "charge", plan: "plan allowance", adjustment: "adjustment" };
 
+function keyCell(key) {
+  if (!key) return el("td", {}, "—");
+  return el("td", { className: "text" }, el("code", {}, `${key.prefix}…`), key.name ? el("span", { className: "sub" }, key.name) : null);
+}
+
 function ledgerRow(entry) {
   return el(
     "tr",
@@ -45,6 +59,8 @@ function ledgerRow(entry) {
     numberCell(entry.amount),
     numberCell(entry.questions),
     numberCell(entry.input_tokens),
+    el("td", { className: "text" }, entry.request_id ? el("code", { className: "request-id" }, entry.request_id) : "—"),
+    keyCell(entry.key),
     el("td", { className: "text" }, entry.note ?? ""),
   );
 }
@@ -60,5 +76,22 @@ export function wireLedger(run) {
     run(async () => {
       walk.befores.pop();
     }, place),
+  );
+  const filter = byId("ledger-filter");
+  filter.addEventListener("submit", (event) => event.preventDefault());
+  byId("ledger-kind").addEventListener("change", () =>
+    run(async () => {
+      walk.kind = byId("ledger-kind").value;
+      walk.befores = [];
+    }, filter),
+  );
+  byId("download-ledger").addEventListener("click", () =>
+    run(async () => {
+      const query = walk.kind ? `?kind=${walk.kind}` : "";
+      return `Downloaded ${await adminDownload(`${path`accounts/${walk.accountId}/ledger.csv`}${query}`)}.`;
+    }, filter),
+  );
+  byId("download-account-usage").addEventListener("click", () =>
+    run(async () => `Downloaded ${await adminDownload(`usage.csv?days=30&account=${encodeURIComponent(walk.accountId)}`)}.`, filter),
   );
 }

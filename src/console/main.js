@@ -6,6 +6,7 @@ import { byId, clearMessages, showError, showNote } from "./dom.js";
 import { drawOverview, wireOverview } from "./overview.js";
 import { drawPlans, wirePlans } from "./plans.js";
 import { currentRoute } from "./route.js";
+import { labelTableCells } from "./tables.js";
 
 /** Boots the console: sign-in, then the view the address names, redrawn from the admin API after each action. */
 
@@ -116,6 +117,7 @@ byId("sign-out").addEventListener("click", () => {
 window.addEventListener("hashchange", () => {
   if (adminToken.get()) run(async () => "");
 });
+labelTableCells();
 wireOverview(run);
 wireAccounts(run);
 wireAccount(run);

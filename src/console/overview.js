@@ -1,6 +1,7 @@
 import { adminApi, serviceHealth } from "./api.js";
 import { byId, byTestId, count, el, money, numberCell, setFacts, when } from "./dom.js";
 import { accountLink } from "./route.js";
+import { busiestQuery, drawTrends, wireTrends } from "./trends.js";
 
 /**
  * The overview: the model and engine (GET /health), today's and this month's judgments and
@@ -11,7 +12,7 @@ import { accountLink } from "./route.js";
 let lastRun = null;
 
 export async function drawOverview() {
-  const [overview, health] = await Promise.all([adminApi("GET", "overview"), serviceHealth()]);
+  const [overview, health] = await Promise.all([adminApi("GET", `overview?${busiestQuery()}`), serviceHealth()]);
   drawHealth(health);
   drawActivity(byId("today-facts"), overview.today, "today");
   drawActivity(byId("month-facts"), overview.month, "month");
@@ -24,6 +25,7 @@ export async function drawOverview() {
     ["Server errors (5xx)", count(http.status_5xx), "http-5xx"],
   ]);
   drawLedgerCheck(overview.ledger_check);
+  drawTrends(overview);
 }
 
 const HEALTH = {
@@ -89,6 +91,7 @@ function setBadge(node, text, tone) {
 }
 
 export function wireOverview(run) {
+  wireTrends(run);
   const button = byId("run-ledger-check");
   button.addEventListener("click", () =>
     run(async () => {

@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { ApiError, ErrorCode } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { Metrics } from "../services/metrics.js";
+import type { ServerError } from "../services/types.js";
 import type { AppEnv } from "./context.js";
 
 /**
@@ -9,7 +10,7 @@ import type { AppEnv } from "./context.js";
  * never headers or bodies, which carry keys and user data. `route` is the matched pattern, so
  * scanners' paths do not each become a time series.
  */
-export function accessLog(log: Logger, metrics: Metrics, errors: WeakMap<Context, ApiError>): MiddlewareHandler<AppEnv> {
+export function accessLog(log: Logger, metrics: Metrics, errors: WeakMap<Context, ApiError>, serverErrors?: ServerErrorRecorder): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const started = performance.now();
     await next();
@@ -18,6 +19,14 @@ export function accessLog(log: Logger, metrics: Metrics, errors: WeakMap<Context
     const code: ErrorCode | undefined = errors.get(c)?.code;
     metrics.httpRequest({ method: c.req.method, route: c.req.routePath === "/*" ? "unmatched" : c.req.routePath, status, seconds });
     recordOutcome(metrics, c, code);
+    const route = c.req.routePath === "/*" ? "unmatched" : c.req.routePath;
+    if (status >= 500 && serverErrors && !PROBES.test(route)) {
+      const error = { method: c.req.method, route, status, code: code ?? null, requestId: c.get("requestId") ?? null };
+      // Best effort, after the response: a 502 because the database is down cannot be written to it.
+      void serverErrors.recordServerError(error).catch((failure: unknown) =>
+        log.warn("server error not recorded", { request_id: error.requestId, detail: failure instanceof Error ? failure.message : String(failure) }),
+      );
+    }
     log.info("request", {
       request_id: c.get("requestId"),
       method: c.req.method,
@@ -29,6 +38,14 @@ export function accessLog(log: Logger, metrics: Metrics, errors: WeakMap<Context
     });
   };
 }
+
+/** Where the console's "recent server errors" come from (the store's reports, across instances). */
+export interface ServerErrorRecorder {
+  recordServerError(error: Omit<ServerError, "id" | "at">): Promise<void>;
+}
+
+/** A /health 503 while the model loads, or a failed scrape, is a state the probes report, not an error of the service. */
+const PROBES = /^\/(health|metrics)(\/|$)/;
 
 /** Billing outcomes and rate-limit refusals, read from what the response says. */
 function recordOutcome(metrics: Metrics, c: Context<AppEnv>, code: ErrorCode | undefined): void {

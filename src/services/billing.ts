@@ -8,7 +8,7 @@ import { IdempotencyKeyLostError, InsufficientFundsError, KeyBudgetExhaustedErro
 export interface Payer {
   accountId: string;
   terms: AccountTerms;
-  /** The key the request came with: what the balance pays also counts against the key's budget. */
+  /** The key the request came with: what the balance pays counts against the key's budget, and its ledger entry names it. */
   keyId?: string;
 }
 

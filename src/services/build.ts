@@ -4,6 +4,7 @@ import { createRedisLimiter } from "../limits/redis-limiter.js";
 import type { RateLimiter } from "../limits/types.js";
 import { createStore } from "../store/store.js";
 import { redactUrl } from "../urls.js";
+import type { ReportsRepository } from "../store/reports.js";
 import type { AdminTokensRepository, AuditRepository, KeysRepository, LedgerCheck, PlansRepository, Store } from "../store/types.js";
 import { createAccountsService, type AccountsService } from "./accounts.js";
 import { createBillingService, type BillingService } from "./billing.js";
@@ -20,6 +21,8 @@ export interface Services {
   /** Plans and keys need no policy of their own: their repositories are the service. */
   plans: PlansRepository;
   keys: KeysRepository;
+  /** The console's reports and the server errors the edge records: the repository is the service. */
+  reports: ReportsRepository;
   ledger: { check(): Promise<LedgerCheck> };
   /** Admin actions, newest first; every admin change writes one in its own transaction. */
   audit: AuditRepository;
@@ -73,6 +76,7 @@ export async function buildServices(
     health: createHealthService(store, limiter, config.redisUrl ? `Redis ${redactUrl(config.redisUrl)}` : "database"),
     plans: store.plans,
     keys: store.keys,
+    reports: store.reports,
     ledger: { check: () => store.ledger.check() },
     audit: store.audit,
     adminTokens: store.adminTokens,

@@ -89,10 +89,10 @@ export function billingStatements(database: Database) {
     ),
     /** Params: amountMicro, accountId. */
     releaseOnBalance: s<{ id: string }>(`UPDATE accounts SET reserved_micro = reserved_micro - ? WHERE id = ? RETURNING id`),
-    /** Params: account_id, at, kind, amount_micro, questions, input_tokens, period_start, request_id. */
+    /** Params: account_id, at, kind, amount_micro, questions, input_tokens, period_start, request_id, key_id. */
     insertLedger: s<never>(
-      `INSERT INTO ledger (account_id, at, kind, amount_micro, questions, input_tokens, period_start, request_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO ledger (account_id, at, kind, amount_micro, questions, input_tokens, period_start, request_id, key_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     /** Params: questions, questions, accountId, periodStart. */
     chargePlan: s<{ used: number; reserved: number }>(

@@ -121,7 +121,8 @@ export function createBillingRepository(database: Database, now: () => number, r
         };
         const { id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, key_id } = row;
         await st.insertReservation.all(trx, [id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, at, key_id]);
-        return { ok: true, reservation: toReservation(row), standing: withChanged(before, changed) } as const;
+        // The returned hold names the request's key even when the allowance pays, so its ledger entry does.
+        return { ok: true, reservation: { ...toReservation(row), keyId: input.keyId ?? null }, standing: withChanged(before, changed) } as const;
       });
     } catch (error) {
       if (!(error instanceof NothingCanPay || error instanceof KeyCannotPay)) throw error;
@@ -178,7 +179,7 @@ export function createBillingRepository(database: Database, now: () => number, r
       // Everything that needs no lock on the account's or the period's row comes first.
       const before = (await readStanding(st, trx, row.account_id, period))!;
       const kind = plan ? "plan" : "charge";
-      await st.insertLedger.all(trx, [row.account_id, at, kind, -amount, row.questions, tokens, plan ? row.period_start : null, row.request_id]);
+      await st.insertLedger.all(trx, [row.account_id, at, kind, -amount, row.questions, tokens, plan ? row.period_start : null, row.request_id, reservation.keyId ?? null]);
       const changed = plan
         ? theOnly(await st.chargePlan.all(trx, [row.questions, row.questions, row.account_id, row.period_start]), "settle")
         : theOnly(await st.chargeBalance.all(trx, [row.amount_micro, amount, row.account_id]), "settle");

@@ -19,6 +19,7 @@ interface EntryRow {
   period_start: number | null;
   request_id: string | null;
   note: string | null;
+  key_id: string | null;
 }
 
 const toEntry = (row: EntryRow): LedgerEntry => ({
@@ -32,6 +33,7 @@ const toEntry = (row: EntryRow): LedgerEntry => ({
   periodStart: row.period_start,
   requestId: row.request_id,
   note: row.note,
+  keyId: row.key_id ?? null,
 });
 
 export const MAX_LEDGER_PAGE = 500;

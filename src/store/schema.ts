@@ -52,6 +52,17 @@ export interface Tables {
     period_start: number | null;
     request_id: string | null;
     note: string | null;
+    /** The API key of a judgment (migration-console.ts); null for other kinds and older entries. */
+    key_id: string | null;
+  };
+  server_errors: {
+    id: Generated<number>;
+    at: number;
+    method: string;
+    route: string;
+    status: number;
+    code: string | null;
+    request_id: string | null;
   };
   reservations: {
     id: string;

@@ -10,6 +10,7 @@ import { migrate } from "./migrations.js";
 import { createPlansRepository } from "./plans.js";
 import { isPostgresUrl, openPostgres } from "./postgres.js";
 import { createRateWindowsRepository } from "./rate-windows.js";
+import { createReportsRepository } from "./reports.js";
 import { openSqlite } from "./sqlite.js";
 import type { Store } from "./types.js";
 import { existsSync } from "node:fs";
@@ -130,6 +131,7 @@ function storeOver(database: Database, options: StoreOptions): Store {
     idempotency: guard("idempotency", createIdempotencyRepository(database, now, ttl)),
     audit: guard("audit", createAuditRepository(database)),
     adminTokens: guard("adminTokens", createAdminTokensRepository(database, now)),
+    reports: guard("reports", createReportsRepository(database, now)),
     ping: () => database.ping(),
     close: () => database.close(),
   };

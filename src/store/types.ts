@@ -2,6 +2,7 @@ import type { AdminActor, AdminTokensRepository, AuditRepository } from "./audit
 
 export type * from "./audit-types.js";
 
+import type { ReportsRepository } from "./reports.js";
 /** Records the store hands out. Timestamps are milliseconds since the Unix epoch. */
 
 export interface Account {
@@ -160,6 +161,8 @@ export interface Store {
   idempotency: IdempotencyRepository;
   audit: AuditRepository;
   adminTokens: AdminTokensRepository;
+  /** The console's reports across accounts, and the server errors the edge records (reports.ts). */
+  reports: ReportsRepository;
   /** Resolves when the database answers; rejects with StoreError database_unavailable. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -187,7 +190,10 @@ export interface Reservation {
   periodStart: number;
   requestId: string;
   expiresAt: number;
-  /** The key the hold was also taken on (its spend and budget); null when none was. */
+  /**
+   * The API key the request came with, written on its ledger entry. Its budget is held only for a
+   * balance hold (the reservations row's key_id); a hold read back from the database names only that key.
+   */
   keyId: string | null;
 }
 
@@ -282,6 +288,8 @@ export interface LedgerEntry {
   periodStart: number | null;
   requestId: string | null;
   note: string | null;
+  /** The API key a judgment was made with (null for other kinds, and entries before keys were recorded). */
+  keyId: string | null;
 }
 
 export interface Usage {

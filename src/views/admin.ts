@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { formatEuros, percentUsed } from "../money/money.js";
-import type { Account, ApiKeyRecord, LedgerCheck, LedgerEntry, Plan, Usage } from "../services/types.js";
+import type { Account, ApiKeyRecord, KeyedLedgerEntry, LedgerCheck, LedgerEntry, Plan, Usage } from "../services/types.js";
 
 /**
  * The JSON the admin API answers with. Money is given twice: `*_micro` as an integer number of
@@ -102,12 +102,17 @@ export const LedgerEntryView = z
     questions: z.number().int(),
     input_tokens: z.number().int(),
     period_start: Time.nullable(),
-    request_id: z.string().nullable(),
+    request_id: z.string().nullable().openapi({ description: "The judgment's X-Request-Id (null for top-ups and adjustments)." }),
     note: z.string().nullable(),
+    key: z
+      .object({ id: z.string(), prefix: z.string(), name: z.string().nullable() })
+      .nullable()
+      .optional()
+      .openapi({ description: "The API key a judgment was made with; null for other kinds and for entries made before keys were recorded." }),
   })
   .openapi("AdminLedgerEntry");
 
-export function ledgerEntryView(entry: LedgerEntry): z.infer<typeof LedgerEntryView> {
+export function ledgerEntryView(entry: LedgerEntry & { key?: KeyedLedgerEntry["key"] }): z.infer<typeof LedgerEntryView> {
   return {
     id: entry.id,
     at: iso(entry.at),
@@ -119,6 +124,7 @@ export function ledgerEntryView(entry: LedgerEntry): z.infer<typeof LedgerEntryV
     period_start: isoOrNull(entry.periodStart),
     request_id: entry.requestId,
     note: entry.note,
+    ...(entry.key !== undefined && { key: entry.key }),
   };
 }
 

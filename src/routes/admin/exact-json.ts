@@ -11,3 +11,6 @@ export function exactJson(value: unknown): string {
   const text = JSON.stringify(value, (_, v: unknown) => (typeof v === "bigint" ? `${marker}${v}` : v));
   return text.split(`"${marker}`).map((part, i) => (i === 0 ? part : part.replace(/^(-?\d+)"/, "$1"))).join("");
 }
+
+/** A number where one is exact; past 2^53 the bigint, which exactJson writes as its digits. */
+export const asNumberIfExact = (value: bigint): number => (value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : (value as unknown as number));

@@ -3,7 +3,9 @@ import { formatEuros } from "../../money/money.js";
 import type { Services } from "../../services/build.js";
 import type { Overview } from "../../services/accounts.js";
 import { requestIdHeader } from "../shared.schema.js";
-import { exactJson } from "./exact-json.js";
+import { asNumberIfExact, exactJson } from "./exact-json.js";
+import { readQuery } from "./input.js";
+import { BusiestQuery, TrendFields, trends } from "./overview-trends.js";
 import { httpCounts } from "./http-counts.js";
 import type { AdminMemory } from "./last-check.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
@@ -43,17 +45,19 @@ const OverviewView = z
       .object({ checked_at: z.string(), ok: z.boolean(), accounts: z.number().int(), mismatches: z.number().int() })
       .nullable()
       .openapi({ description: "The last GET /admin/v1/ledger/check this instance ran; null when it ran none since it started." }),
+    ...TrendFields,
   })
   .openapi("AdminOverview");
 
 const route = createRoute({
   method: "get",
   path: "/admin/v1/overview",
-  summary: "Today and this month across all accounts, this instance's response counts, the last ledger check",
+  summary: "Today, this month and the last 30 days across all accounts, the busiest accounts, recent server errors, the last ledger check",
   security: ADMIN_SECURITY,
+  request: { query: BusiestQuery },
   responses: {
     200: { description: "The overview.", headers: requestIdHeader, content: { "application/json": { schema: OverviewView } } },
-    ...adminErrors(""),
+    ...adminErrors("", { 400: "busiest_by is neither charged nor requests." }),
   },
 });
 
@@ -69,12 +73,11 @@ const activityView = (activity: Overview["today"]): z.infer<typeof Activity> => 
   topped_up: formatEuros(activity.toppedUpMicro),
 });
 
-/** A number where one is exact; past 2^53 the bigint, which exactJson writes as its digits. */
-const asNumberIfExact = (value: bigint): number => (value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : (value as unknown as number));
 
 export function registerGetOverview(api: AdminApi, services: Services, memory: AdminMemory): void {
   addRoute(api, route, async (c) => {
-    const [overview, http] = await Promise.all([services.accounts.overview(), httpCounts(services.metrics)]);
+    const { busiest_by } = readQuery(c, BusiestQuery);
+    const [overview, http, trend] = await Promise.all([services.accounts.overview(), httpCounts(services.metrics), trends(services, Date.now(), busiest_by ?? "charged")]);
     const last = memory.lastLedgerCheck;
     const body: z.infer<typeof OverviewView> = {
       accounts: overview.accounts,
@@ -88,6 +91,7 @@ export function registerGetOverview(api: AdminApi, services: Services, memory: A
         status_5xx: http.status5xx,
       },
       ledger_check: last ? { checked_at: iso(last.at), ok: last.check.ok, accounts: last.check.accounts, mismatches: last.check.mismatches.length } : null,
+      ...trend,
     };
     return c.body(exactJson(body), 200, { "content-type": "application/json" });
   });

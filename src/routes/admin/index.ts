@@ -7,6 +7,7 @@ import { registerAccountStatus } from "./account-status.js";
 import { registerAdminTokens } from "./admin-tokens.js";
 import { registerCheckLedger } from "./check-ledger.js";
 import { registerConsole } from "./console.js";
+import { registerCsvExports } from "./csv-exports.js";
 import { registerCreateAccount } from "./create-account.js";
 import { registerCreateKey } from "./create-key.js";
 import { registerCreatePlan } from "./create-plan.js";
@@ -60,6 +61,7 @@ export function buildAdminApi(services: Services): AdminApi {
   registerCreateTopUp(api, services);
   registerCreateAdjustment(api, services);
   registerListLedger(api, services);
+  registerCsvExports(api, services);
   registerCreateKey(api, services);
   registerRevokeKey(api, services);
   registerUpdateKey(api, services);

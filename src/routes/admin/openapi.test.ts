@@ -35,6 +35,8 @@ const ADMIN_OPERATIONS = [
   "post /admin/v1/accounts/{id}/top-ups",
   "post /admin/v1/accounts/{id}/adjustments",
   "get /admin/v1/accounts/{id}/ledger",
+  "get /admin/v1/accounts/{id}/ledger.csv",
+  "get /admin/v1/usage.csv",
   "post /admin/v1/accounts/{id}/keys",
   "post /admin/v1/keys/{id}/revoke",
   "patch /admin/v1/keys/{id}",

@@ -37,6 +37,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     const others = micro - 3n * BigInt(MAX);
     expect(others >= 0n && others <= BigInt(MAX), show(response)).toBe(true);
     expect(response.json.month.topped_up, show(response)).toBe(eurosOf(micro));
+    // Today's bar of the 30-day chart holds the same sum, exactly, past 2^53 too.
+    const days = [...response.text.matchAll(/"topped_up_micro":(\d+),"topped_up":"([\d.]+)","server_errors"/g)];
+    expect(days, show(response)).toHaveLength(30);
+    expect([BigInt(days.at(-1)![1]), days.at(-1)![2]], show(response)).toEqual([micro, eurosOf(micro)]);
   });
 });
 
