@@ -34,6 +34,8 @@ export const ERROR_STATUS = {
   missing_api_key: 401,
   invalid_api_key: 401,
   insufficient_funds: 402,
+  /** The key's plan may not use the model asked for (the plan's allowed models; README "Many models"). */
+  model_not_allowed: 403,
   not_found: 404,
   /** Admin API only (these three): the account, plan or key named does not exist. */
   account_not_found: 404,
@@ -107,6 +109,7 @@ export const ERROR_TYPE = {
   missing_api_key: "authentication_error",
   invalid_api_key: "authentication_error",
   insufficient_funds: "billing_error",
+  model_not_allowed: "api_usage_error",
   not_found: "not_found_error",
   account_not_found: "not_found_error",
   plan_not_found: "not_found_error",

@@ -11,6 +11,7 @@ export interface ReservationRow {
   period_start: number;
   request_id: string;
   expires_at: number;
+  model: string | null;
 }
 
 export interface StandingRow {
@@ -58,8 +59,8 @@ export function billingStatements(database: Database) {
     ),
     /** Params: the columns in the order named. */
     insertReservation: s<never>(
-      `INSERT INTO reservations (id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO reservations (id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, created_at, model)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     /** Params: id. Deleting is how settle, release and the sweeper agree: whoever deletes the row owns it. */
     take: s<ReservationRow>(`DELETE FROM reservations WHERE id = ? RETURNING *`),
@@ -69,10 +70,10 @@ export function billingStatements(database: Database) {
     ),
     /** Params: amountMicro, accountId. */
     releaseOnBalance: s<{ id: string }>(`UPDATE accounts SET reserved_micro = reserved_micro - ? WHERE id = ? RETURNING id`),
-    /** Params: account_id, at, kind, amount_micro, questions, input_tokens, period_start, request_id. */
+    /** Params: account_id, at, kind, amount_micro, questions, input_tokens, period_start, request_id, model. */
     insertLedger: s<never>(
-      `INSERT INTO ledger (account_id, at, kind, amount_micro, questions, input_tokens, period_start, request_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO ledger (account_id, at, kind, amount_micro, questions, input_tokens, period_start, request_id, model)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     /** Params: questions, questions, accountId, periodStart. */
     chargePlan: s<{ used: number; reserved: number }>(

@@ -19,6 +19,7 @@ const toReservation = (row: ReservationRow): Reservation => ({
   periodStart: row.period_start,
   requestId: row.request_id,
   expiresAt: row.expires_at,
+  ...(row.model !== null && { model: row.model }),
 });
 
 /** Thrown inside a transaction to roll it back when nothing can pay. */
@@ -110,9 +111,10 @@ export function createBillingRepository(database: Database, now: () => number, r
           period_start: input.periodStart,
           request_id: input.requestId,
           expires_at: at + reservationTtlMs,
+          model: input.model ?? null,
         };
-        const { id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at } = row;
-        await st.insertReservation.all(trx, [id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, at]);
+        const { id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, model } = row;
+        await st.insertReservation.all(trx, [id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, at, model]);
         return { ok: true, reservation: toReservation(row), standing: withChanged(before, changed) } as const;
       });
     } catch (error) {
@@ -166,7 +168,7 @@ export function createBillingRepository(database: Database, now: () => number, r
       // Everything that needs no lock on the account's or the period's row comes first.
       const before = (await readStanding(st, trx, row.account_id, period))!;
       const kind = plan ? "plan" : "charge";
-      await st.insertLedger.all(trx, [row.account_id, at, kind, -amount, row.questions, tokens, plan ? row.period_start : null, row.request_id]);
+      await st.insertLedger.all(trx, [row.account_id, at, kind, -amount, row.questions, tokens, plan ? row.period_start : null, row.request_id, row.model]);
       const changed = plan
         ? theOnly(await st.chargePlan.all(trx, [row.questions, row.questions, row.account_id, row.period_start]), "settle")
         : theOnly(await st.chargeBalance.all(trx, [row.amount_micro, amount, row.account_id]), "settle");

@@ -17,6 +17,7 @@ interface EntryRow {
   period_start: number | null;
   request_id: string | null;
   note: string | null;
+  model?: string | null;
 }
 
 const toEntry = (row: EntryRow): LedgerEntry => ({
@@ -30,6 +31,7 @@ const toEntry = (row: EntryRow): LedgerEntry => ({
   periodStart: row.period_start,
   requestId: row.request_id,
   note: row.note,
+  ...(row.model != null && { model: row.model }),
 });
 
 export const MAX_LEDGER_PAGE = 500;

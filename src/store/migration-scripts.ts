@@ -1,4 +1,5 @@
 import type { DialectName } from "./database.js";
+import { MODELS_MIGRATION } from "./migration-models.js";
 
 /**
  * Schema changes, in order. Append only: never edit or reorder a migration that has shipped,
@@ -254,4 +255,5 @@ export const MIGRATIONS: readonly Migration[] = [
     // The console's overview totals today's and this month's entries: without it, a scan of the whole ledger.
     sql: { sqlite: LEDGER_BY_TIME, postgres: LEDGER_BY_TIME },
   },
+  { version: 5, ...MODELS_MIGRATION },
 ];

@@ -14,6 +14,8 @@ export interface Tables {
     allowance_questions: number;
     price_per_million: number;
     created_at: number;
+    /** A JSON array of model ids; NULL: every model. */
+    allowed_models: string | null;
   };
   accounts: {
     id: string;
@@ -45,6 +47,8 @@ export interface Tables {
     period_start: number | null;
     request_id: string | null;
     note: string | null;
+    /** The model that answered (charge and plan entries); NULL for others and for entries before models were recorded. */
+    model: string | null;
   };
   reservations: {
     id: string;
@@ -57,6 +61,7 @@ export interface Tables {
     request_id: string;
     created_at: number;
     expires_at: number;
+    model: string | null;
   };
   /** Fixed-window counters of the database rate limiter; `key` names what is limited. */
   rate_windows: { key: string; window_start: number; count: number };

@@ -21,9 +21,14 @@ export interface Plan {
   /** Micro-euros per million input tokens when a request is billed to the balance. */
   pricePerMillion: number;
   createdAt: number;
+  /** The model ids its keys may use (README "Many models"); absent: every model. */
+  allowedModels?: string[];
 }
 
-export type PlanInput = Pick<Plan, "name" | "requestsPerMinute" | "allowanceQuestions" | "pricePerMillion">;
+export type PlanInput = Pick<Plan, "name" | "requestsPerMinute" | "allowanceQuestions" | "pricePerMillion"> & {
+  /** null clears the restriction (an update); absent keeps it. */
+  allowedModels?: string[] | null;
+};
 
 export interface PlansRepository {
   create(input: PlanInput): Promise<Plan>;
@@ -52,6 +57,8 @@ export interface AccountTerms {
   requestsPerMinute: number;
   allowanceQuestions: number;
   pricePerMillion: number;
+  /** The plan's allowed model ids; absent: every model. */
+  allowedModels?: string[];
 }
 
 export interface AuthenticatedKey {
@@ -145,6 +152,8 @@ export interface Reservation {
   periodStart: number;
   requestId: string;
   expiresAt: number;
+  /** The model that answers, recorded on the ledger entry. */
+  model?: string;
 }
 
 /**
@@ -170,6 +179,8 @@ export interface HoldRequest {
    * allowance is then not tried at all (two statements fewer on every balance-paid request).
    */
   allowanceMayPay?: boolean;
+  /** The served model's id, recorded with the hold and on the ledger entry. */
+  model?: string;
 }
 
 export type ReserveOutcome =
@@ -227,6 +238,8 @@ export interface LedgerEntry {
   periodStart: number | null;
   requestId: string | null;
   note: string | null;
+  /** The model that answered a judgment (absent for other entries and older ones). */
+  model?: string;
 }
 
 export interface Usage {
