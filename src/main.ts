@@ -18,6 +18,8 @@ export interface RunningService {
   server: ServerType;
   port: number;
   services: Services;
+  /** The served models (one without JUDGE_MODELS). */
+  models: ModelRegistry;
   /**
    * Stops taking connections, lets the requests in flight finish for up to `graceMs`
    * (JUDGE_SHUTDOWN_GRACE_MS), aborts the rest (their holds are released), then closes the
@@ -148,6 +150,7 @@ async function serveWith(
     server,
     port,
     services,
+    models,
     async close(options = {}) {
       const graceMs = options.graceMs ?? config.shutdownGraceMs;
       // Everything after the grace has a fixed budget, so the default ends within 10 s of the signal.
