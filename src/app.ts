@@ -18,11 +18,11 @@ import { registerModels } from "./routes/models/route.js";
 import { registerOpenApi } from "./routes/openapi/route.js";
 import { registerSystemOne } from "./routes/systemone/route.js";
 import type { Services } from "./services/build.js";
-import type { ModelRegistry } from "./services/models/registry.js";
+import type { ModelRegistry } from "./services/served-models/registry.js";
 
 export interface AppDeps {
   services: Services;
-  /** The served models, each engine metered already (services/models/registry.ts). */
+  /** The served models, each engine metered already (services/served-models/registry.ts). */
   models: ModelRegistry;
   log: Logger;
   maxQuestions: number;

@@ -12,7 +12,7 @@ import { oneLine } from "./views/text.js";
 import { buildServices, type Services } from "./services/build.js";
 import { isStoreError } from "./services/types.js";
 import type { BillingService } from "./services/billing.js";
-import { declaredModelsRegistry, singleModelRegistry, type ModelRegistry } from "./services/models/registry.js";
+import { declaredModelsRegistry, singleModelRegistry, type ModelRegistry } from "./services/served-models/registry.js";
 
 export interface RunningService {
   server: ServerType;

@@ -8,7 +8,7 @@ import { billingHeaders } from "../http/standing-headers.js";
 import type { DebiasMode } from "../judgment/debias.js";
 import { judge, type JudgingDeps, type JudgmentAsked, type RenderAnswers } from "../services/judging/judge.js";
 import type { LimitsService } from "../services/limits.js";
-import type { ModelRegistry, ServedModel } from "../services/models/registry.js";
+import type { ModelRegistry, ServedModel } from "../services/served-models/registry.js";
 import type { Temperatures } from "../judgment/answers.js";
 import type { ErrorCode } from "../errors.js";
 import type { Caller } from "../http/context.js";

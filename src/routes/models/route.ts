@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import type { ModelRegistry } from "../../services/models/registry.js";
+import type { ModelRegistry } from "../../services/served-models/registry.js";
 import type { App } from "../../http/context.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { DECISIONS_MODEL_ALIASES } from "../decisions/route.js";
