@@ -27,6 +27,7 @@ export interface LoadBudget {
 interface Loaded {
   id: string;
   memoryMb: number;
+  /** Order of last use across the budget's models (a sequence, not a clock: two uses in one millisecond still order). */
   lastUsed: number;
   busy(): boolean;
   unload(): Promise<void>;
@@ -41,12 +42,12 @@ export interface KeepAliveOptions {
   budget: LoadBudget;
   /** Load at once (the default model), rather than on the first request. */
   eager: boolean;
-  now?: () => number;
 }
+
+let useSequence = 0;
 
 export function createKeepAlive(options: KeepAliveOptions): { engine: JudgmentEngine; state(): KeepAliveState } {
   const { id, budget, memoryMb } = options;
-  const now = options.now ?? Date.now;
   let state: KeepAliveState = "unloaded";
   let failure = "";
   let current: JudgmentEngine | undefined;
@@ -54,7 +55,7 @@ export function createKeepAlive(options: KeepAliveOptions): { engine: JudgmentEn
   let active = 0;
   let timer: NodeJS.Timeout | undefined;
   const owner = new WeakMap<PreparedJudgment, JudgmentEngine>();
-  const entry: Loaded = { id, memoryMb, lastUsed: now(), busy: () => active > 0, unload: () => unload() };
+  const entry: Loaded = { id, memoryMb, lastUsed: ++useSequence, busy: () => active > 0, unload: () => unload() };
 
   const unload = async () => {
     clearTimeout(timer);
@@ -66,7 +67,7 @@ export function createKeepAlive(options: KeepAliveOptions): { engine: JudgmentEn
   };
 
   const touch = () => {
-    entry.lastUsed = now();
+    entry.lastUsed = ++useSequence;
     if (options.keepAliveMs === null) return;
     clearTimeout(timer);
     timer = setTimeout(() => {
