@@ -3,6 +3,7 @@ import { usageChart } from "./chart.js";
 import { byId, byTestId, fillPlanSelects, money, usageText, when } from "./dom.js";
 import { drawKeys, wireKeys } from "./keys.js";
 import { drawLedger, ledgerQuery, showNewestLedger, wireLedger } from "./ledger.js";
+import { modelUsageTable } from "./models.js";
 
 export { hideNewKey } from "./keys.js";
 
@@ -28,7 +29,7 @@ export async function drawAccount(route) {
   byTestId("usage").textContent = usageText(account.usage);
   byTestId("period").textContent = `${when(account.usage.period_start)} to ${when(account.usage.period_end)}`;
   byId("account-plan-select").value = plan.id;
-  byId("usage-chart").replaceChildren(...usageChart(usage));
+  byId("usage-chart").replaceChildren(...usageChart(usage), ...modelUsageTable(usage.by_model));
   drawKeys(account.id, detail.keys);
   drawLedger(id, ledger);
 }

@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type { Database, Queries } from "./database.js";
 import { StoreError } from "./errors.js";
+import { usageByModel } from "./ledger-by-model.js";
 import type { DailyUsage, LedgerActivity, LedgerCheck, LedgerEntry, LedgerRepository } from "./types.js";
 
 /** The largest balance kept: the largest integer a JavaScript number holds exactly. */
@@ -118,6 +119,7 @@ export function createLedgerRepository(database: Database, now: () => number): L
       return { entries, nextBefore: rows.length > limit ? entries[limit - 1].id : null };
     },
     usageByDay: (accountId, range) => usageByDay(db, accountId, range),
+    usageByModel: (accountId, range) => usageByModel(db, accountId, range),
     activity: (range) => activity(db, range),
     async usage(accountId, period) {
       const row = await db

@@ -279,6 +279,16 @@ export interface DailyUsage {
   chargedMicro: number;
 }
 
+/** A stretch of an account's judgments answered by one model (null: recorded before models were). */
+export interface ModelUsage {
+  model: string | null;
+  requests: number;
+  /** Allowance units: questions × the model's multiplier, as the plan counted them. */
+  questions: number;
+  inputTokens: number;
+  chargedMicro: number;
+}
+
 export interface LedgerRepository {
   topUp(accountId: string, amountMicro: number, note?: string): Promise<{ entry: LedgerEntry; balanceMicro: number }>;
   /** A correction, positive or negative, as its own "adjustment" entry; never below zero (nor below what is held). */
@@ -289,6 +299,8 @@ export interface LedgerRepository {
   entryPage(accountId: string, options: { limit: number; before?: number }): Promise<{ entries: LedgerEntry[]; nextBefore: number | null }>;
   /** The account's judgments from `start` (included) to `end` (excluded), by UTC day; days without any are absent. */
   usageByDay(accountId: string, range: { start: number; end: number }): Promise<DailyUsage[]>;
+  /** The account's judgments from `start` (included) to `end` (excluded), by the model that answered. */
+  usageByModel(accountId: string, range: { start: number; end: number }): Promise<ModelUsage[]>;
   /** Every account's judgments and top-ups from `start` (included) to `end` (excluded). */
   activity(range: { start: number; end: number }): Promise<LedgerActivity>;
   /** The account's balance and its usage of `period` (which the caller computes). */
