@@ -102,6 +102,7 @@ export const LedgerEntryView = z
     period_start: Time.nullable(),
     request_id: z.string().nullable(),
     note: z.string().nullable(),
+    model: z.string().optional().openapi({ description: "The model that answered (judgments; absent for other entries and older ones)." }),
   })
   .openapi("AdminLedgerEntry");
 
@@ -117,6 +118,7 @@ export function ledgerEntryView(entry: LedgerEntry): z.infer<typeof LedgerEntryV
     period_start: isoOrNull(entry.periodStart),
     request_id: entry.requestId,
     note: entry.note,
+    ...(entry.model !== undefined && { model: entry.model }),
   };
 }
 
