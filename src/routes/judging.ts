@@ -47,6 +47,7 @@ export async function answerQuestions(
   // Fallbacks the plan may not use are skipped: a restriction is never got round by a model being down.
   const allowed = (m: ServedModel) => isAllowed(m, c.get("caller"));
   const models = deps.models.chain(model).filter(allowed).map((m) => ({ id: m.id, engine: m.engine, multiplierMilli: m.multiplierMilli, temperatures: () => deps.temperaturesOf(m.id) }));
+  if (deps.models.declared) c.set("model", model.id);
   const outcome = await judge(
     deps,
     {
@@ -63,6 +64,7 @@ export async function answerQuestions(
   const headers: Record<string, string> = { ...JSON_TYPE, ...billingHeaders(outcome) };
   // Never silent: the body's `model` is the one that answered, and this names the one that was down.
   if (outcome.fallbackFrom !== undefined) headers[FALLBACK_HEADER] = outcome.fallbackFrom;
+  if (deps.models.declared && outcome.answeredBy !== undefined) c.set("model", outcome.answeredBy);
   return c.body(outcome.text, 200, outcome.replayed ? { ...headers, "idempotent-replayed": "true" } : headers);
 }
 

@@ -12,7 +12,7 @@ export interface Metrics {
   /** One HTTP request answered (or abandoned: status 499), `route` being its pattern, never the raw path. */
   httpRequest(request: { method: string; route: string; status: number; seconds: number }): void;
   /** A request billed to its plan allowance or its prepaid balance, or refused with 402. */
-  billingOutcome(outcome: BillingOutcome): void;
+  billingOutcome(outcome: BillingOutcome, model?: string): void;
   /** A request refused with 429. */
   rateLimited(): void;
   /** What the store calls after every repository method (see StoreObserver in store.ts). */
@@ -61,7 +61,7 @@ export function createMetrics(): Metrics {
   const billing = new Counter({
     name: "judge_billing_outcomes_total",
     help: "Judgments billed to the plan allowance or the prepaid balance, and refused with 402 (insufficient_funds).",
-    labelNames: ["outcome"] as const,
+    labelNames: ["outcome", "model"] as const,
     registers,
   });
   const rateLimited = new Counter({ name: "judge_rate_limit_rejections_total", help: "Requests refused with 429 by the per-minute rate limit.", registers });
@@ -119,7 +119,7 @@ export function createMetrics(): Metrics {
       requests.inc({ method, route, status: String(status) });
       latency.observe({ method, route }, seconds);
     },
-    billingOutcome: (outcome) => billing.inc({ outcome }),
+    billingOutcome: (outcome, model) => billing.inc(withModel({ outcome }, model)),
     rateLimited: () => rateLimited.inc(),
     storeObserver(operation, seconds, errorCode) {
       storeLatency.observe({ operation }, seconds);

@@ -74,6 +74,8 @@ export interface JudgingOutcome {
   replayed: boolean;
   /** Set when the model asked was down and this one answered instead: the one asked. */
   fallbackFrom?: string;
+  /** The id of the model that answered, when `models` named them. */
+  answeredBy?: string;
 }
 
 export async function judge(deps: JudgingDeps, request: JudgingRequest, render: RenderAnswers): Promise<JudgingOutcome> {
@@ -87,7 +89,8 @@ export async function judge(deps: JudgingDeps, request: JudgingRequest, render: 
     for (const [i, model] of chain.entries()) {
       try {
         const outcome = await answerWith(model ? { ...deps, engine: model.engine, temperatures: model.temperatures } : deps, request, model, claim);
-        return i === 0 ? outcome : { ...outcome, fallbackFrom: chain[0]!.id };
+        const answeredBy = model && { answeredBy: model.id };
+        return i === 0 ? { ...outcome, ...answeredBy } : { ...outcome, ...answeredBy, fallbackFrom: chain[0]!.id };
       } catch (error) {
         // Down (not loaded, unreachable): nothing was held or charged, so the next model may answer.
         if (!(error instanceof EngineUnavailableError) || i === chain.length - 1 || signal.aborted) throw error;

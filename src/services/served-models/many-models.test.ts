@@ -181,6 +181,7 @@ describe("fallback, health, metrics, the model list", () => {
     for (const model of ["small", "big"]) {
       expect(sampleValue(samples, "judge_engine_input_tokens_total", { model }), scrape.text.slice(0, 2000)).toBeGreaterThan(0);
       expect(sampleValue(samples, "judge_engine_call_duration_seconds_count", { model, phase: "evaluate", outcome: "ok" })).toBeGreaterThan(0);
+      expect(sampleValue(samples, "judge_billing_outcomes_total", { model, outcome: "balance" })).toBeGreaterThan(0);
     }
   });
 
