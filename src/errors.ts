@@ -23,6 +23,11 @@ export const ERROR_STATUS = {
   invalid_json: 400,
   invalid_request: 400,
   unknown_model: 400,
+  /**
+   * The key's plan may not use the model asked for (its allowed models; README "Many models").
+   * A 400, not a 403: the key is valid, and the client fixes it by asking for another model.
+   */
+  model_not_allowed: 400,
   too_many_questions: 400,
   over_budget: 400,
   invalid_idempotency_key: 400,
@@ -34,8 +39,6 @@ export const ERROR_STATUS = {
   missing_api_key: 401,
   invalid_api_key: 401,
   insufficient_funds: 402,
-  /** The key's plan may not use the model asked for (the plan's allowed models; README "Many models"). */
-  model_not_allowed: 403,
   not_found: 404,
   /** Admin API only (these three): the account, plan or key named does not exist. */
   account_not_found: 404,

@@ -87,7 +87,7 @@ export const FALLBACK_HEADER = "x-judge-fallback";
 
 /**
  * The model a request names (by id or alias; the route's own aliases and no name mean the
- * default), or why not: unknown_model (400) or model_not_allowed (403, the key's plan). Each
+ * default), or why not: unknown_model (400) or model_not_allowed (400, the key's plan). Each
  * route raises the refusal in its own shape.
  */
 export function pickModel(

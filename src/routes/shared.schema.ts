@@ -74,7 +74,6 @@ export const judgingErrorDescriptions = (invalidRequest: string) => ({
   400: invalidRequest,
   401: "Missing, invalid or revoked API key.",
   402: "Plan allowance used up and prepaid balance too low; nothing is charged.",
-  403: "The key's plan may not use the model asked for (model_not_allowed); nothing is charged.",
   409: "A request with the same Idempotency-Key is still running.",
   413: "Request body larger than 256 KB.",
   415: "The body has a Content-Encoding other than identity (unsupported_content_encoding).",
@@ -86,7 +85,6 @@ export const judgingErrorDescriptions = (invalidRequest: string) => ({
 export const judgingErrorHeaders = {
   400: rateLimitHeaders,
   402: { ...rateLimitHeaders, ...standingHeaders },
-  403: rateLimitHeaders,
   409: rateLimitHeaders,
   413: rateLimitHeaders,
   415: rateLimitHeaders,

@@ -24,7 +24,7 @@ export const planFields = {
     .max(100)
     .nullable()
     .optional()
-    .openapi({ description: 'The model ids (JUDGE_MODELS) its keys may use; others are refused with 403 model_not_allowed. Absent or null: every model (null on a change clears it).', example: ["small"] }),
+    .openapi({ description: 'The model ids (JUDGE_MODELS) its keys may use; others are refused with 400 model_not_allowed. Absent or null: every model (null on a change clears it).', example: ["small"] }),
 };
 
 const CreatePlanBody = z.strictObject(planFields).openapi("AdminPlanInput");

@@ -123,13 +123,13 @@ describe("money per model", () => {
     expect((await server.store.ledger.check()).ok).toBe(true);
   });
 
-  it("a plan that names its models refuses the others with 403 model_not_allowed, charging nothing", async () => {
+  it("a plan that names its models refuses the others with 400 model_not_allowed, charging nothing", async () => {
     const account = await addTestAccount(server.services, { plan: { name: "small only", allowedModels: ["small"] }, balanceMicro: 1_000_000 });
     ok(await ask("small", 1, account.key));
     const before = await server.store.ledger.entries(account.accountId);
     for (const name of ["big", "large"]) {
       const refused = await ask(name, 1, account.key);
-      expect(refused.status, show(refused)).toBe(403);
+      expect(refused.status, show(refused)).toBe(400);
       expect(refused.json.code, show(refused)).toBe("model_not_allowed");
     }
     expect(await server.store.ledger.entries(account.accountId)).toEqual(before);
