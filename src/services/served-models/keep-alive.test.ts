@@ -96,4 +96,20 @@ describe("keep-alive loading", () => {
     await expect(answer(a.engine)).rejects.toBeInstanceOf(EngineUnavailableError);
     expect(log).toEqual(["create a", "close a", "create a", "close a"]);
   });
+
+  it("reports a model whose engine cannot even be built as failed, not as loading forever", async () => {
+    const a = createKeepAlive({
+      id: "a",
+      kind: "llama",
+      create: () => {
+        throw new Error("no such backend");
+      },
+      keepAliveMs: null,
+      memoryMb: 1,
+      budget: { maxMb: null, loaded: new Set() },
+      eager: false,
+    });
+    await expect(answer(a.engine)).rejects.toThrow(/failed to load: no such backend/);
+    expect(await a.engine.status()).toEqual({ state: "failed", detail: "no such backend" });
+  });
 });

@@ -91,17 +91,23 @@ export function createKeepAlive(options: KeepAliveOptions): { engine: JudgmentEn
   const load = async (): Promise<JudgmentEngine> => {
     await makeRoom();
     state = "loading";
-    const engine = options.create();
-    budget.loaded.add(entry);
-    await engine.ready;
-    const status = await engine.status();
-    if (status.state !== "ready") {
+    const fail = async (detail: string, engine?: JudgmentEngine): Promise<never> => {
       budget.loaded.delete(entry);
       state = "failed";
-      failure = status.detail;
-      await engine.close().catch(() => undefined);
+      failure = detail;
+      await engine?.close().catch(() => undefined);
       throw new EngineUnavailableError(`the model "${id}" failed to load: ${failure}`);
+    };
+    let engine: JudgmentEngine;
+    try {
+      engine = options.create();
+    } catch (error) {
+      return fail(error instanceof Error ? error.message : String(error));
     }
+    budget.loaded.add(entry);
+    await Promise.resolve(engine.ready).catch(() => undefined);
+    const status = await Promise.resolve(engine.status()).catch((error: unknown) => ({ state: "failed" as const, detail: String(error) }));
+    if (status.state !== "ready") return fail(status.detail, engine);
     current = engine;
     state = "loaded";
     touch();
