@@ -1,7 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { JudgmentEngine } from "./engine/types.js";
 import { ApiError, toApiError } from "./errors.js";
 import { accessLog } from "./http/access-log.js";
 import type { App, AppEnv } from "./http/context.js";
@@ -19,15 +18,16 @@ import { registerModels } from "./routes/models/route.js";
 import { registerOpenApi } from "./routes/openapi/route.js";
 import { registerSystemOne } from "./routes/systemone/route.js";
 import type { Services } from "./services/build.js";
-import { meterEngine } from "./services/metrics.js";
+import type { ModelRegistry } from "./services/served-models/registry.js";
 
 export interface AppDeps {
   services: Services;
-  engine: JudgmentEngine;
+  /** The served models, each engine metered already (services/served-models/registry.ts). */
+  models: ModelRegistry;
   log: Logger;
   maxQuestions: number;
-  /** Read per request: a calibration profile applies once the model it names is loaded. */
-  temperatures: () => Temperatures;
+  /** Read per request, by model id: a calibration profile applies once the model it names is loaded. */
+  temperaturesOf: (modelId: string) => Temperatures;
   /** Option-order debiasing for requests that do not ask (JUDGE_DEBIAS); none when absent. */
   debias?: DebiasMode;
   releaseDate: string;
@@ -46,12 +46,12 @@ export function buildApp(deps: AppDeps): App {
   app.use(requestId());
   app.use(accessLog(deps.log, services.metrics, errors, services.reports));
 
-  // Every prepare and evaluate is counted and timed (queue depth, busy time, tokens read) here, at the edge.
-  const engine = meterEngine(deps.engine, services.metrics);
+  const { models } = deps;
   // Both judging routes share one service below them (services/judging/) and these deps.
   const judging = {
     ...deps,
-    engine,
+    engine: models.defaultModel.engine,
+    temperatures: () => deps.temperaturesOf(models.defaultModel.id),
     keys: services.keys,
     limits: services.limits,
     billing: services.billing,
@@ -59,8 +59,8 @@ export function buildApp(deps: AppDeps): App {
   };
   registerSystemOne(app, judging);
   registerDecisions(app, judging);
-  registerHealth(app, { engine, health: services.health });
-  registerModels(app, { ...deps, engine });
+  registerHealth(app, { models, health: services.health });
+  registerModels(app, { models, releaseDate: deps.releaseDate });
   registerOpenApi(app);
   if (deps.adminToken) {
     registerAdmin(app, { token: deps.adminToken, services });

@@ -35,6 +35,7 @@ export const SETTING_HELP: Record<SettingName, string> = {
   JUDGE_GPU: "in-process backend: auto | cuda | vulkan | metal | off",
   JUDGE_SLOTS: "in-process: states kept cached at once",
   JUDGE_MODEL: "local GGUF path or hf: URI",
+  JUDGE_MODELS: "JSON file declaring several served models (README \"Many models\")",
   JUDGE_MODELS_DIR: "where downloaded models are cached",
   JUDGE_MODEL_ID: "model id reported in responses (default: the file's name)",
   JUDGE_CONTEXT_SIZE: "tokens one question may occupy",

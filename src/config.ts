@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { readFileSync } from "node:fs";
 import { DEBIAS_MODES, type DebiasMode } from "./judgment/debias.js";
+import { parseModelsFile, type ModelsConfig } from "./config-models.js";
 
 /**
  * The service's whole configuration, parsed once from the environment.
@@ -76,6 +78,8 @@ const ConfigSchema = z.object({
   JUDGE_SLOTS: integer(4, 1, 64),
   /** A local GGUF path or an `hf:` URI. */
   JUDGE_MODEL: z.string().min(1).default(DEFAULT_MODEL),
+  /** A JSON file declaring several served models (README "Many models"); unset, the single model of JUDGE_ENGINE/JUDGE_MODEL. */
+  JUDGE_MODELS: z.string().min(1).optional(),
   /** Where downloaded models are cached. */
   JUDGE_MODELS_DIR: z.string().min(1).default("models"),
   /** The model id reported in responses; defaults to the model file's name. */
@@ -133,6 +137,8 @@ export interface Config {
   model: string;
   modelsDir: string;
   modelId?: string;
+  /** JUDGE_MODELS: the served models; absent, the one model the settings above describe. */
+  models?: ModelsConfig;
   contextSize: number;
   maxQuestions: number;
   maxRequestTokens: number;
@@ -173,6 +179,20 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (raw.JUDGE_ENGINE !== "llama" && !raw.JUDGE_ENGINE_URL) {
     throw new Error(`Invalid configuration:\n  JUDGE_ENGINE_URL: required when JUDGE_ENGINE is ${raw.JUDGE_ENGINE}`);
   }
+  const config = toConfig(raw);
+  if (raw.JUDGE_MODELS !== undefined) config.models = parseModelsFile(raw.JUDGE_MODELS, readModelsFile(raw.JUDGE_MODELS), config, env, ENGINE_KINDS);
+  return config;
+}
+
+function readModelsFile(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    throw new Error(`Invalid configuration: JUDGE_MODELS=${path}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+}
+
+function toConfig(raw: RawConfig): Config {
   const exactnessMode = raw.JUDGE_EXACTNESS ?? (raw.JUDGE_ENGINE === "vllm" || raw.JUDGE_ENGINE === "sglang" ? "tolerant" : "strict");
   return {
     host: raw.JUDGE_HOST,

@@ -23,6 +23,11 @@ export const ERROR_STATUS = {
   invalid_json: 400,
   invalid_request: 400,
   unknown_model: 400,
+  /**
+   * The key's plan may not use the model asked for (its allowed models; README "Many models").
+   * A 400, not a 403: the key is valid, and the client fixes it by asking for another model.
+   */
+  model_not_allowed: 400,
   too_many_questions: 400,
   over_budget: 400,
   invalid_idempotency_key: 400,
@@ -118,6 +123,7 @@ export const ERROR_TYPE = {
   key_expired: "authentication_error",
   insufficient_funds: "billing_error",
   key_budget_exhausted: "billing_error",
+  model_not_allowed: "api_usage_error",
   not_found: "not_found_error",
   account_not_found: "not_found_error",
   plan_not_found: "not_found_error",

@@ -12,11 +12,14 @@ import { oneLine } from "./views/text.js";
 import { buildServices, type Services } from "./services/build.js";
 import { isStoreError } from "./services/types.js";
 import type { BillingService } from "./services/billing.js";
+import { declaredModelsRegistry, singleModelRegistry, type ModelRegistry } from "./services/served-models/registry.js";
 
 export interface RunningService {
   server: ServerType;
   port: number;
   services: Services;
+  /** The served models (one without JUDGE_MODELS). */
+  models: ModelRegistry;
   /**
    * Stops taking connections, lets the requests in flight finish for up to `graceMs`
    * (JUDGE_SHUTDOWN_GRACE_MS), aborts the rest (their holds are released), then closes the
@@ -53,17 +56,24 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   const log = options.log ?? createLogger(config.logLevel);
   // A serving process checkpoints SQLite's WAL off the event loop (store/sqlite-checkpointer.ts).
   const services = options.services ?? (await buildServices(config, { backgroundCheckpoints: true }));
-  let engine: JudgmentEngine | undefined;
+  let models: ModelRegistry | undefined;
   try {
     // Loaded only when needed: the engines' modules load node-llama-cpp, which takes seconds.
-    const createEngine = async () => (await import("./engine/factory.js")).createEngine(config, { showDownloadProgress: process.stdout.isTTY });
-    engine = options.engine ?? (await startupStep("cannot set up the engine", createEngine));
+    const { createEngine } = options.engine ? { createEngine: undefined } : await import("./engine/factory.js");
+    const create = (engineConfig: Parameters<NonNullable<typeof createEngine>>[0]) => createEngine!(engineConfig, { showDownloadProgress: process.stdout.isTTY });
+    models = await startupStep("cannot set up the engine", () =>
+      options.engine
+        ? singleModelRegistry(options.engine, services.metrics)
+        : config.models
+          ? declaredModelsRegistry(config.models, create, services.metrics)
+          : singleModelRegistry(create(config), services.metrics),
+    );
     const calibration = config.calibrationPath
       ? await startupStep(`cannot use the calibration profile JUDGE_CALIBRATION=${config.calibrationPath}`, () => loadCalibrationFile(config.calibrationPath!))
       : undefined;
-    return await serveWith(config, log, services, engine, calibration, options);
+    return await serveWith(config, log, services, models, calibration, options);
   } catch (error) {
-    await closeQuietly(options.ownsEngine === false ? undefined : engine, services, Date.now() + TEARDOWN_MS);
+    await closeQuietly(options.ownsEngine === false ? undefined : models, services, Date.now() + TEARDOWN_MS);
     throw error;
   }
 }
@@ -72,21 +82,20 @@ async function serveWith(
   config: Config,
   log: Logger,
   services: Services,
-  engine: JudgmentEngine,
+  models: ModelRegistry,
   calibration: Awaited<ReturnType<typeof loadCalibrationFile>> | undefined,
   wiring: StartOptions,
 ): Promise<RunningService> {
-  // A remote engine learns its model's id from its server once ready: the profile is looked up
-  // again then, and the routes read it through a getter.
-  let temperatures = temperaturesFor(calibration, engine.modelId);
+  const engine = models.defaultModel.engine;
   const app = buildApp({
     services,
-    engine,
+    models,
     log,
     requestTimeoutMs: config.requestTimeoutMs,
     adminToken: config.adminToken,
     maxQuestions: config.maxQuestions,
-    temperatures: () => temperatures,
+    // By the id at the time of the request: a remote engine learns its model's id from its server once ready.
+    temperaturesOf: (modelId) => temperaturesFor(calibration, modelId),
     debias: config.debias,
     releaseDate: wiring.releaseDate ?? new Date().toISOString().slice(0, 10),
   });
@@ -108,6 +117,7 @@ async function serveWith(
   log.info("listening", {
     url: `http://${config.host}:${port}`,
     model: engine.modelId,
+    ...(models.declared && { models: models.models.map((m) => m.id).join(",") }),
     engine: kind,
     backend,
     slots,
@@ -124,7 +134,6 @@ async function serveWith(
   void Promise.resolve(engine.ready).then(async () => {
     const status = await engine.status();
     if (status.state === "ready") {
-      temperatures = temperaturesFor(calibration, engine.modelId);
       const { exactness, ...described } = engine.description;
       log.info("model ready", {
         model: engine.modelId,
@@ -143,6 +152,7 @@ async function serveWith(
     server,
     port,
     services,
+    models,
     async close(options = {}) {
       const graceMs = options.graceMs ?? config.shutdownGraceMs;
       // Everything after the grace has a fixed budget, so the default ends within 10 s of the signal.
@@ -152,7 +162,7 @@ async function serveWith(
       if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       const { aborted } = await http.shutdown(graceMs);
       if (aborted > 0) log.warn("aborted requests still running at the shutdown deadline; their holds were released", { count: aborted });
-      const closed = await closeQuietly(wiring.ownsEngine === false ? undefined : engine, services, deadline);
+      const closed = await closeQuietly(wiring.ownsEngine === false ? undefined : models, services, deadline);
       if (!closed) log.warn("the model was still closing at the shutdown deadline; exiting without waiting (the system frees its memory)");
       log.info("stopped");
     },
@@ -189,7 +199,7 @@ const STORES_CLOSE_MS = 500;
  * The model may still be loading or slow to free (it cannot be interrupted): closing it must not
  * hold the exit past the deadline; the process's exit frees what it holds. False when it was cut.
  */
-async function closeQuietly(engine: JudgmentEngine | undefined, services: Services, deadline: number): Promise<boolean> {
+async function closeQuietly(engine: { close(): Promise<void> } | undefined, services: Services, deadline: number): Promise<boolean> {
   const engineClosed = await within(engine?.close().catch(() => undefined), deadline - STORES_CLOSE_MS - Date.now());
   await within(services.close().catch(() => undefined), Math.max(STORES_CLOSE_MS, deadline - Date.now()));
   return engineClosed;

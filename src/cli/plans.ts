@@ -15,13 +15,15 @@ interface PlanOptions {
   rpm?: string;
   allowance?: string;
   price?: string;
+  models?: string;
 }
 
 /** "60 requests/minute, 1000 questions per period, then €0.05 per million input tokens" */
 export function describePlan(plan: Plan): string {
   return (
     `${plan.requestsPerMinute} requests/minute, ${plural(plan.allowanceQuestions, "question")} per period, ` +
-    `then ${formatMoney(plan.pricePerMillion)} per million input tokens`
+    `then ${formatMoney(plan.pricePerMillion)} per million input tokens` +
+    (plan.allowedModels ? `, models ${plan.allowedModels.join(", ")} only` : "")
   );
 }
 
@@ -59,6 +61,12 @@ export function planChanges(options: PlanOptions): Partial<PlanInput> {
       example: "0.05",
     });
   }
+  // A comma-separated list of model ids; "all" lifts the restriction.
+  if (options.models !== undefined) {
+    const ids = options.models.split(",").map((id) => id.trim()).filter((id) => id !== "");
+    if (ids.length === 0) throw new CliError('--models needs model ids separated by commas, or "all"');
+    changes.allowedModels = ids.length === 1 && ids[0] === "all" ? null : ids;
+  }
   return changes;
 }
 
@@ -82,6 +90,7 @@ export function registerPlansCommands(program: Command): void {
     .requiredOption("--rpm <n>", "requests per minute per account (at least 1)")
     .requiredOption("--allowance <n>", "questions answered per monthly period before the balance pays")
     .requiredOption("--price <euros>", "euros per million input tokens beyond the allowance, e.g. 0.05")
+    .option("--models <ids>", "model ids (JUDGE_MODELS) its keys may use, comma-separated; default: every model")
     .action(async (options: Required<PlanOptions>, command: Command) => {
       // Every field is required here, so the parsed changes are a complete PlanInput.
       const input = planChanges(options) as PlanInput;
@@ -102,10 +111,11 @@ export function registerPlansCommands(program: Command): void {
     .option("--rpm <n>", "requests per minute per account (at least 1)")
     .option("--allowance <n>", "questions answered per monthly period before the balance pays")
     .option("--price <euros>", "euros per million input tokens beyond the allowance, e.g. 0.05")
+    .option("--models <ids>", 'model ids its keys may use, comma-separated; "all" lifts the restriction')
     .action(async (idOrName: string, options: PlanOptions, command: Command) => {
       const changes = planChanges(options);
       if (Object.keys(changes).length === 0) {
-        throw new CliError("Nothing to update: pass --name, --rpm, --allowance or --price");
+        throw new CliError("Nothing to update: pass --name, --rpm, --allowance, --price or --models");
       }
       const plan = await withServices(command, (services) => services.plans.update(idOrName.trim(), changes, cliActor()));
       emit(command, {

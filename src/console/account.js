@@ -4,6 +4,7 @@ import { byId, byTestId, fillPlanSelects, money, usageText, when } from "./dom.j
 import { auditLink } from "./route.js";
 import { drawKeys, wireKeys } from "./keys.js";
 import { drawLedger, ledgerQuery, showNewestLedger, wireLedger } from "./ledger.js";
+import { modelUsageTable } from "./models.js";
 
 export { hideNewKey } from "./keys.js";
 
@@ -30,7 +31,7 @@ export async function drawAccount(route) {
   byTestId("usage").textContent = usageText(account.usage);
   byTestId("period").textContent = `${when(account.usage.period_start)} to ${when(account.usage.period_end)}`;
   byId("account-plan-select").value = plan.id;
-  byId("usage-chart").replaceChildren(...usageChart(usage));
+  byId("usage-chart").replaceChildren(...usageChart(usage), ...modelUsageTable(usage.by_model));
   drawKeys(account.id, detail.keys);
   drawLedger(id, ledger);
 }

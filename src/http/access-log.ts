@@ -34,6 +34,7 @@ export function accessLog(log: Logger, metrics: Metrics, errors: WeakMap<Context
       status,
       ms: Math.round(seconds * 1000),
       account: c.get("caller")?.accountId,
+      ...(c.get("model") !== undefined && { model: c.get("model") }),
       code,
     });
   };
@@ -50,10 +51,10 @@ const PROBES = /^\/(health|metrics)(\/|$)/;
 /** Billing outcomes and rate-limit refusals, read from what the response says. */
 function recordOutcome(metrics: Metrics, c: Context<AppEnv>, code: ErrorCode | undefined): void {
   if (code === "rate_limited") metrics.rateLimited();
-  else if (code === "insufficient_funds" || code === "key_budget_exhausted") metrics.billingOutcome(code);
+  else if (code === "insufficient_funds" || code === "key_budget_exhausted") metrics.billingOutcome(code, c.get("model"));
   else if (c.res.status === 200 && c.res.headers.get("idempotent-replayed") !== "true") {
     // A replay was billed the first time; only a fresh answer carries a new charge.
     const billedTo = c.res.headers.get("x-billed-to");
-    if (billedTo === "plan" || billedTo === "balance") metrics.billingOutcome(billedTo);
+    if (billedTo === "plan" || billedTo === "balance") metrics.billingOutcome(billedTo, c.get("model"));
   }
 }

@@ -12,6 +12,8 @@ export interface AppEnv {
     admin?: AdminActor;
     /** Set by a route whose clients read errors in another shape (POST /v1/decisions: OpenAI's); ours otherwise. */
     errorFormat?: "openai";
+    /** With JUDGE_MODELS: the model asked for, then the one that answered (billing metrics and the access log). */
+    model?: string;
   };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chargeFor, formatEuros, parseEuros, percentUsed } from "./money.js";
+import { allowanceUnits, chargeFor, formatEuros, parseEuros, percentUsed } from "./money.js";
 
 describe("euro amounts", () => {
   it.each([
@@ -62,5 +62,31 @@ describe("percent of the allowance used", () => {
     [0, 0, 100],
   ])("%d of %d is %d%%", (used, allowance, percent) => {
     expect(percentUsed(used, allowance)).toBe(percent);
+  });
+});
+
+describe("a model's price multiplier (README \"Many models\")", () => {
+  it.each([
+    [7, 1_000_000, 250, 2], // 7 × 1 × 0.25 = 1.75 µ€, up to 2
+    [7, 1_000_000, 3000, 21],
+    [1, 1, 1000, 1], // a millionth of a µ€ still costs one
+    [1_000_000, 50_000, 1500, 75_000],
+    [0, 50_000, 3000, 0],
+  ])("%i tokens at %i µ€/M × %i/1000 cost %i µ€: one rounding up, of the exact product", (tokens, price, milli, micros) => {
+    expect(chargeFor(tokens, price, milli)).toBe(micros);
+  });
+
+  it("rounds once, not per factor: 3 tokens at 0.4 µ€ each × 2.5 is exactly 3 µ€", () => {
+    expect(chargeFor(3, 400_000, 2500)).toBe(3);
+  });
+
+  it.each([
+    [2, 3000, 6],
+    [2, 250, 1],
+    [5, 250, 2],
+    [1, 1500, 2],
+    [3, 1000, 3],
+  ])("%i questions on a ×%i/1000 model count %i of the allowance (rounded up to a whole question)", (questions, milli, units) => {
+    expect(allowanceUnits(questions, milli)).toBe(units);
   });
 });

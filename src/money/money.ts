@@ -36,13 +36,26 @@ export function formatEuros(micros: number | bigint): string {
  * rounded up to a whole micro-euro: the service never bills a fraction it cannot represent,
  * and rounding up by less than one micro-euro per request cannot be gamed into free reading.
  */
-export function chargeFor(inputTokens: number, pricePerMillion: number): number {
+export function chargeFor(inputTokens: number, pricePerMillion: number, multiplierMilli = 1000): number {
   assertMicros(inputTokens);
   assertMicros(pricePerMillion);
-  const product = BigInt(inputTokens) * BigInt(pricePerMillion);
-  const charge = (product + 999_999n) / 1_000_000n;
+  assertMicros(multiplierMilli);
+  // One rounding, of the exact product: tokens × price × (multiplier / 1000) / 1,000,000, up.
+  const product = BigInt(inputTokens) * BigInt(pricePerMillion) * BigInt(multiplierMilli);
+  const charge = (product + 999_999_999n) / 1_000_000_000n;
   if (charge > BigInt(MAX_MICROS)) throw new RangeError(`charge ${charge} µ€ is out of range`);
   return Number(charge);
+}
+
+/**
+ * What `questions` count against a plan's allowance on a model priced at `multiplierMilli`
+ * thousandths: questions × multiplier, rounded up to a whole question (2 questions at 0.25 → 1;
+ * 1 question at 1.5 → 2), so no request is free and a multiplier of 1 counts questions as they are.
+ */
+export function allowanceUnits(questions: number, multiplierMilli = 1000): number {
+  assertMicros(questions);
+  assertMicros(multiplierMilli);
+  return Number((BigInt(questions) * BigInt(multiplierMilli) + 999n) / 1000n);
 }
 
 /** Whole percent of an allowance used, rounded down so 100% means nothing is left. */

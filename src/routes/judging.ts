@@ -8,6 +8,10 @@ import { billingHeaders } from "../http/standing-headers.js";
 import type { DebiasMode } from "../judgment/debias.js";
 import { judge, type JudgingDeps, type JudgmentAsked, type RenderAnswers } from "../services/judging/judge.js";
 import type { LimitsService } from "../services/limits.js";
+import type { ModelRegistry, ServedModel } from "../services/served-models/registry.js";
+import type { Temperatures } from "../judgment/answers.js";
+import type { ErrorCode } from "../errors.js";
+import type { Caller } from "../http/context.js";
 
 /**
  * What POST /v1/systemone and POST /v1/decisions share at the edge: the judging service
@@ -21,6 +25,10 @@ export interface JudgingRouteDeps extends JudgingDeps {
   maxQuestions: number;
   /** Option-order debiasing for requests that do not say (JUDGE_DEBIAS). */
   debias: DebiasMode;
+  /** The served models; `engine` is the default model's. */
+  models: ModelRegistry;
+  /** The calibration of each model, by id (read per request: a profile applies once its model is known). */
+  temperaturesOf: (modelId: string) => Temperatures;
 }
 
 export interface ParsedJudgment extends JudgmentAsked {
@@ -28,12 +36,23 @@ export interface ParsedJudgment extends JudgmentAsked {
   body: JsonBody;
 }
 
-export async function answerQuestions(c: Context<AppEnv>, deps: JudgingDeps, parsed: ParsedJudgment, render: RenderAnswers): Promise<Response> {
+export async function answerQuestions(
+  c: Context<AppEnv>,
+  deps: JudgingRouteDeps,
+  parsed: ParsedJudgment,
+  render: RenderAnswers,
+  model: ServedModel,
+): Promise<Response> {
   const { body, ...judgment } = parsed;
+  // Fallbacks the plan may not use are skipped: a restriction is never got round by a model being down.
+  const allowed = (m: ServedModel) => isAllowed(m, c.get("caller"));
+  const models = deps.models.chain(model).filter(allowed).map((m) => ({ id: m.id, engine: m.engine, multiplierMilli: m.multiplierMilli, temperatures: () => deps.temperaturesOf(m.id) }));
+  if (deps.models.declared) c.set("model", model.id);
   const outcome = await judge(
     deps,
     {
       ...judgment,
+      models,
       caller: c.get("caller"),
       requestId: c.get("requestId"),
       idempotencyKey: idempotencyKeyOf(c),
@@ -42,7 +61,10 @@ export async function answerQuestions(c: Context<AppEnv>, deps: JudgingDeps, par
     },
     render,
   );
-  const headers = { ...JSON_TYPE, ...billingHeaders(outcome) };
+  const headers: Record<string, string> = { ...JSON_TYPE, ...billingHeaders(outcome) };
+  // Never silent: the body's `model` is the one that answered, and this names the one that was down.
+  if (outcome.fallbackFrom !== undefined) headers[FALLBACK_HEADER] = outcome.fallbackFrom;
+  if (deps.models.declared && outcome.answeredBy !== undefined) c.set("model", outcome.answeredBy);
   return c.body(outcome.text, 200, outcome.replayed ? { ...headers, "idempotent-replayed": "true" } : headers);
 }
 
@@ -60,11 +82,36 @@ function idempotencyKeyOf(c: Context<AppEnv>): string | undefined {
   return key;
 }
 
+/** Set when the model asked for was down and its fallback answered: the id of the one asked. */
+export const FALLBACK_HEADER = "x-judge-fallback";
+
 /**
- * Why a request's model name is refused, or undefined when it names the served model or one of
- * the route's aliases (the names its SDKs send by default). Each route raises it in its own shape.
+ * The model a request names (by id or alias; the route's own aliases and no name mean the
+ * default), or why not: unknown_model (400) or model_not_allowed (400, the key's plan). Each
+ * route raises the refusal in its own shape.
  */
-export function unknownModel(model: string, servedId: string, aliases: readonly string[]): string | undefined {
-  if (model === servedId || aliases.includes(model)) return undefined;
-  return `unknown model "${model}"; this server answers with "${servedId}" (also accepted: ${aliases.join(", ")})`;
+export function pickModel(
+  models: ModelRegistry,
+  name: string | undefined,
+  routeAliases: readonly string[],
+  caller: Caller,
+): { model: ServedModel } | { code: ErrorCode; message: string } {
+  const model = models.resolve(name, routeAliases);
+  if (!model) {
+    const served = models.defaultModel.id;
+    const message = models.declared
+      ? `unknown model "${name}"; this server answers with ${models.accepted(routeAliases).map((n) => `"${n}"`).join(", ")} (no model: "${served}")`
+      : `unknown model "${name}"; this server answers with "${served}" (also accepted: ${routeAliases.join(", ")})`;
+    return { code: "unknown_model", message };
+  }
+  if (!isAllowed(model, caller)) {
+    const allowed = caller.terms.allowedModels!.map((n) => `"${n}"`).join(", ");
+    return { code: "model_not_allowed", message: `this key's plan may not use the model "${model.id}" (its plan allows ${allowed}); nothing was charged` };
+  }
+  return { model };
+}
+
+function isAllowed(model: ServedModel, caller: Caller): boolean {
+  const allowed = caller.terms.allowedModels;
+  return allowed === undefined || allowed.includes(model.id);
 }

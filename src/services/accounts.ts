@@ -1,6 +1,6 @@
 import { periodContaining, type Period } from "../money/periods.js";
 import { MAX_ACCOUNT_PAGE } from "../store/accounts.js";
-import type { Account, AccountListing, AccountPageQuery, AdminActor, DailyUsage, LedgerActivity, LedgerEntry, Plan, Store, Usage } from "../store/types.js";
+import type { Account, AccountListing, AccountPageQuery, AdminActor, DailyUsage, ModelUsage, LedgerActivity, LedgerEntry, Plan, Store, Usage } from "../store/types.js";
 
 /** An account with its plan and this period's usage: what the admin API and the CLI both show. */
 export interface AccountSummary {
@@ -33,7 +33,7 @@ export interface AccountsService {
   entries(accountId: string, options?: { limit?: number }): Promise<LedgerEntry[]>;
   entryPage(accountId: string, options: { limit: number; before?: number }): Promise<{ entries: LedgerEntry[]; nextBefore: number | null }>;
   /** The account's current period and its judgments by UTC day so far (days without any absent). */
-  usageByDay(account: Account): Promise<{ period: Period; now: number; days: DailyUsage[] }>;
+  usageByDay(account: Account): Promise<{ period: Period; now: number; days: DailyUsage[]; models: ModelUsage[] }>;
   overview(): Promise<Overview>;
 }
 
@@ -76,7 +76,8 @@ export function createAccountsService(store: Store, now: () => number): Accounts
     async usageByDay(account) {
       const at = now();
       const period = periodContaining(account.createdAt, at);
-      return { period, now: at, days: await store.ledger.usageByDay(account.id, period) };
+      const [days, models] = await Promise.all([store.ledger.usageByDay(account.id, period), store.ledger.usageByModel(account.id, period)]);
+      return { period, now: at, days, models };
     },
     async overview() {
       const at = now();

@@ -1,4 +1,4 @@
-import { chargeFor, formatEuros } from "../money/money.js";
+import { allowanceUnits, chargeFor, formatEuros } from "../money/money.js";
 import { plural } from "../judgment/plural.js";
 import { periodContaining } from "../money/periods.js";
 import type { AccountTerms, BilledTo, IdempotencyClaim, Reservation, SettledCharge, Standing, Store } from "../store/types.js";
@@ -31,7 +31,7 @@ export interface IdempotencyInput {
 export interface BillingService {
   /** Holds the charge; throws InsufficientFundsError (402) or UnknownAccountError, charging nothing. */
   /** With `idempotencyKey`, only while the request owns it (else IdempotencyKeyLostError), extending its claim. */
-  reserve(payer: Payer, input: { questions: number; inputTokens: number; requestId: string; idempotencyKey?: string }): Promise<Reservation>;
+  reserve(payer: Payer, input: ReserveInput): Promise<Reservation>;
   /**
    * Undefined when the hold expired and was released first (the request is then not charged).
    * `actualInputTokens` settles a hold taken for an upper bound at what was read, never above the hold.
@@ -44,16 +44,28 @@ export interface BillingService {
   abandonIdempotencyKey(input: Omit<IdempotencyInput, "requestHash">): Promise<void>;
 }
 
+export interface ReserveInput {
+  questions: number;
+  inputTokens: number;
+  requestId: string;
+  idempotencyKey?: string;
+  /**
+   * The model answering: its id goes on the ledger, and its price multiplier (thousandths)
+   * scales the charge and the allowance units the questions count for. Absent: ×1, unrecorded.
+   */
+  model?: { id: string; multiplierMilli: number };
+}
+
 export function createBillingService(store: Store, now: () => number): BillingService {
   // The terms a hold was taken with, remembered from reserve for settle: the price the hold was
   // computed at. A reservation from elsewhere (a test, another process) is charged pro rata of its hold.
-  const heldWith = new WeakMap<Reservation, AccountTerms>();
+  const heldWith = new WeakMap<Reservation, { terms: AccountTerms; multiplierMilli: number }>();
   const actualCharge = (reservation: Reservation, inputTokens: number): SettledCharge => {
     const tokens = Math.max(0, Math.min(inputTokens, reservation.inputTokens));
-    const price = heldWith.get(reservation)?.pricePerMillion;
+    const held = heldWith.get(reservation);
     const amountMicro =
-      price !== undefined
-        ? chargeFor(tokens, price)
+      held !== undefined
+        ? chargeFor(tokens, held.terms.pricePerMillion, held.multiplierMilli)
         : reservation.inputTokens === 0
           ? 0
           : Math.ceil((reservation.amountMicro * tokens) / reservation.inputTokens);
@@ -64,13 +76,17 @@ export function createBillingService(store: Store, now: () => number): BillingSe
       const { terms } = payer;
       const periodStart = periodContaining(terms.createdAt, now()).start;
       // At the price read with the key: a plan change applies from the next request.
-      const amountMicro = chargeFor(input.inputTokens, terms.pricePerMillion);
+      const multiplierMilli = input.model?.multiplierMilli ?? 1000;
+      const amountMicro = chargeFor(input.inputTokens, terms.pricePerMillion, multiplierMilli);
+      const questions = allowanceUnits(input.questions, multiplierMilli);
       // Terms read with the key: a plan whose whole allowance is below Q cannot pay, so the store
       // skips it (a plan changed meanwhile applies from the next request, as its price does).
-      const allowanceMayPay = terms.allowanceQuestions >= input.questions;
-      const outcome = await store.billing.reserve({ accountId: payer.accountId, keyId: payer.keyId, periodStart, amountMicro, allowanceMayPay, ...input });
+      const allowanceMayPay = terms.allowanceQuestions >= questions;
+      const { model, ...rest } = input;
+      const hold = { ...rest, questions, accountId: payer.accountId, keyId: payer.keyId, periodStart, amountMicro, allowanceMayPay, ...(model && { model: model.id }) };
+      const outcome = await store.billing.reserve(hold);
       if (outcome.ok) {
-        heldWith.set(outcome.reservation, terms);
+        heldWith.set(outcome.reservation, { terms, multiplierMilli });
         return outcome.reservation;
       }
       if (outcome.reason === "account_not_found") throw new UnknownAccountError(`no account ${payer.accountId}`);
@@ -85,7 +101,7 @@ export function createBillingService(store: Store, now: () => number): BillingSe
           outcome.standing,
         );
       }
-      throw new InsufficientFundsError(explainRefusal(input.questions, amountMicro, outcome.standing), outcome.standing);
+      throw new InsufficientFundsError(explainRefusal(questions, amountMicro, outcome.standing), outcome.standing);
     },
     async settle(reservation, idempotency, actualInputTokens) {
       // The standing reported (and stored for replays) is of the period the request was billed

@@ -12,6 +12,7 @@ export interface ReservationRow {
   request_id: string;
   expires_at: number;
   key_id: string | null;
+  model: string | null;
 }
 
 export interface StandingRow {
@@ -59,8 +60,8 @@ export function billingStatements(database: Database) {
     ),
     /** Params: the columns in the order named. */
     insertReservation: s<never>(
-      `INSERT INTO reservations (id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, created_at, key_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO reservations (id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, created_at, key_id, model)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     /**
      * Params: amountMicro, keyId, amountMicro. The key's budget is checked in the statement that
@@ -89,10 +90,10 @@ export function billingStatements(database: Database) {
     ),
     /** Params: amountMicro, accountId. */
     releaseOnBalance: s<{ id: string }>(`UPDATE accounts SET reserved_micro = reserved_micro - ? WHERE id = ? RETURNING id`),
-    /** Params: account_id, at, kind, amount_micro, questions, input_tokens, period_start, request_id, key_id. */
+    /** Params: account_id, at, kind, amount_micro, questions, input_tokens, period_start, request_id, key_id, model. */
     insertLedger: s<never>(
-      `INSERT INTO ledger (account_id, at, kind, amount_micro, questions, input_tokens, period_start, request_id, key_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO ledger (account_id, at, kind, amount_micro, questions, input_tokens, period_start, request_id, key_id, model)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     /** Params: questions, questions, accountId, periodStart. */
     chargePlan: s<{ used: number; reserved: number }>(

@@ -20,6 +20,7 @@ const toReservation = (row: ReservationRow): Reservation => ({
   requestId: row.request_id,
   expiresAt: row.expires_at,
   keyId: row.key_id,
+  ...(row.model !== null && { model: row.model }),
 });
 
 /** Thrown inside a transaction to roll it back when nothing can pay. */
@@ -118,9 +119,10 @@ export function createBillingRepository(database: Database, now: () => number, r
           expires_at: at + reservationTtlMs,
           // Only a balance hold is also taken on the key: what the allowance pays costs no euros.
           key_id: billedTo === "balance" ? (input.keyId ?? null) : null,
+          model: input.model ?? null,
         };
-        const { id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, key_id } = row;
-        await st.insertReservation.all(trx, [id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, at, key_id]);
+        const { id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, key_id, model } = row;
+        await st.insertReservation.all(trx, [id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, at, key_id, model]);
         // The returned hold names the request's key even when the allowance pays, so its ledger entry does.
         return { ok: true, reservation: { ...toReservation(row), keyId: input.keyId ?? null }, standing: withChanged(before, changed) } as const;
       });
@@ -179,7 +181,7 @@ export function createBillingRepository(database: Database, now: () => number, r
       // Everything that needs no lock on the account's or the period's row comes first.
       const before = (await readStanding(st, trx, row.account_id, period))!;
       const kind = plan ? "plan" : "charge";
-      await st.insertLedger.all(trx, [row.account_id, at, kind, -amount, row.questions, tokens, plan ? row.period_start : null, row.request_id, reservation.keyId ?? null]);
+      await st.insertLedger.all(trx, [row.account_id, at, kind, -amount, row.questions, tokens, plan ? row.period_start : null, row.request_id, reservation.keyId ?? null, row.model]);
       const changed = plan
         ? theOnly(await st.chargePlan.all(trx, [row.questions, row.questions, row.account_id, row.period_start]), "settle")
         : theOnly(await st.chargeBalance.all(trx, [row.amount_micro, amount, row.account_id]), "settle");

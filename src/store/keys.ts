@@ -46,6 +46,7 @@ interface AuthenticatedRow {
   requests_per_minute: number;
   allowance_questions: number;
   price_per_million: number;
+  allowed_models: string | null;
 }
 
 const toRecord = (row: KeyRow): ApiKeyRecord => ({
@@ -89,7 +90,7 @@ export function createKeysRepository(database: Database, now: () => number): Key
   const findByHash = database.statement<AuthenticatedRow>(
     `SELECT k.id, k.account_id, k.last_used_at, k.revoked_at, a.disabled_at, k.requests_per_minute AS key_rpm, k.expires_at,
             a.created_at, a.plan_id,
-            p.requests_per_minute, p.allowance_questions, p.price_per_million
+            p.requests_per_minute, p.allowance_questions, p.price_per_million, p.allowed_models
      FROM api_keys AS k JOIN accounts AS a ON a.id = k.account_id JOIN plans AS p ON p.id = a.plan_id
      WHERE k.hash = ?`,
   );
@@ -213,6 +214,7 @@ export function createKeysRepository(database: Database, now: () => number): Key
         requestsPerMinute: row.requests_per_minute,
         allowanceQuestions: row.allowance_questions,
         pricePerMillion: row.price_per_million,
+        ...(row.allowed_models !== null && { allowedModels: JSON.parse(row.allowed_models) as string[] }),
       },
       keyRequestsPerMinute: row.key_rpm,
       ...(expired && { expiredAt: row.expires_at! }),

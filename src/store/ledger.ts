@@ -3,6 +3,7 @@ import type { Database, Queries } from "./database.js";
 import { StoreError } from "./errors.js";
 import { recordAdminAction } from "./audit.js";
 import { checkKeys } from "./keys-check.js";
+import { usageByModel } from "./ledger-by-model.js";
 import type { AdminActor, DailyUsage, LedgerActivity, LedgerCheck, LedgerEntry, LedgerRepository } from "./types.js";
 
 /** The largest balance kept: the largest integer a JavaScript number holds exactly. */
@@ -20,6 +21,7 @@ interface EntryRow {
   request_id: string | null;
   note: string | null;
   key_id: string | null;
+  model?: string | null;
 }
 
 const toEntry = (row: EntryRow): LedgerEntry => ({
@@ -34,6 +36,7 @@ const toEntry = (row: EntryRow): LedgerEntry => ({
   requestId: row.request_id,
   note: row.note,
   keyId: row.key_id ?? null,
+  ...(row.model != null && { model: row.model }),
 });
 
 export const MAX_LEDGER_PAGE = 500;
@@ -134,6 +137,7 @@ export function createLedgerRepository(database: Database, now: () => number): L
       return { entries, nextBefore: rows.length > limit ? entries[limit - 1].id : null };
     },
     usageByDay: (accountId, range) => usageByDay(db, accountId, range),
+    usageByModel: (accountId, range) => usageByModel(db, accountId, range),
     activity: (range) => activity(db, range),
     async usage(accountId, period) {
       const row = await db

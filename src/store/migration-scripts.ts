@@ -2,6 +2,7 @@ import type { DialectName } from "./database.js";
 import { AUDIT_MIGRATION_NAME, AUDIT_MIGRATION_SQL } from "./migration-audit.js";
 import { KEY_LIMITS_MIGRATION } from "./migration-key-limits.js";
 import { CONSOLE_MIGRATION } from "./migration-console.js";
+import { MODELS_MIGRATION } from "./migration-models.js";
 
 /**
  * Schema changes, in order. Append only: never edit or reorder a migration that has shipped,
@@ -260,4 +261,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 5, name: AUDIT_MIGRATION_NAME, sql: AUDIT_MIGRATION_SQL },
   { version: 6, ...KEY_LIMITS_MIGRATION },
   { version: 7, ...CONSOLE_MIGRATION },
+  { version: 8, ...MODELS_MIGRATION },
 ];

@@ -5,9 +5,9 @@ import { normalizeName } from "./names.js";
 import { newId } from "./random.js";
 import type { Plan, PlanInput, PlansRepository } from "./types.js";
 
-const COLUMNS = ["id", "name", "requests_per_minute", "allowance_questions", "price_per_million", "created_at"] as const;
+const COLUMNS = ["id", "name", "requests_per_minute", "allowance_questions", "price_per_million", "created_at", "allowed_models"] as const;
 
-type PlanRow = { [K in (typeof COLUMNS)[number]]: K extends "id" | "name" ? string : number };
+type PlanRow = { [K in (typeof COLUMNS)[number]]: K extends "id" | "name" ? string : K extends "allowed_models" ? string | null : number };
 
 const toPlan = (row: PlanRow): Plan => ({
   id: row.id,
@@ -16,6 +16,7 @@ const toPlan = (row: PlanRow): Plan => ({
   allowanceQuestions: row.allowance_questions,
   pricePerMillion: row.price_per_million,
   createdAt: row.created_at,
+  ...(row.allowed_models !== null && { allowedModels: JSON.parse(row.allowed_models) as string[] }),
 });
 
 /** Upper bounds that keep every product and sum on the money path inside safe integers. */
@@ -47,7 +48,8 @@ export function createPlansRepository(database: Database, now: () => number): Pl
 
   return {
     async create(input, by) {
-      const plan: Plan = { id: newId("plan"), ...validPlanInput(input), createdAt: now() };
+      const { allowedModels, ...valid } = validPlanInput(input);
+      const plan: Plan = { id: newId("plan"), ...valid, ...(allowedModels && { allowedModels }), createdAt: now() };
       refuseIdShapedName(plan.name);
       const { id: _id, created_at: _created, ...details } = toRow(plan);
       await uniqueName(
@@ -66,7 +68,8 @@ export function createPlansRepository(database: Database, now: () => number): Pl
     async update(idOrName, changes, by) {
       const current = await get(idOrName);
       if (!current) throw new StoreError("plan_not_found", `No plan with id or name ${idOrName}`);
-      const next = { ...current, ...validPlanInput({ ...current, ...changes }) };
+      const { allowedModels, ...valid } = validPlanInput({ ...current, ...changes });
+      const next: Plan = { ...current, ...valid, allowedModels: allowedModels ?? undefined };
       // A name kept from before this rule stays; only a new one must not look like an id.
       if (next.name !== current.name) refuseIdShapedName(next.name);
       const { id: _id, created_at: _created, ...set } = toRow(next);
@@ -108,6 +111,7 @@ function toRow(plan: Plan): PlanRow {
     allowance_questions: plan.allowanceQuestions,
     price_per_million: plan.pricePerMillion,
     created_at: plan.createdAt,
+    allowed_models: plan.allowedModels ? JSON.stringify(plan.allowedModels) : null,
   };
 }
 
@@ -117,7 +121,16 @@ function validPlanInput(input: PlanInput): PlanInput {
     requestsPerMinute: boundedInteger(input.requestsPerMinute, "requests per minute", 1, PLAN_LIMITS.requestsPerMinute),
     allowanceQuestions: boundedInteger(input.allowanceQuestions, "allowance", 0, PLAN_LIMITS.allowanceQuestions),
     pricePerMillion: boundedInteger(input.pricePerMillion, "price per million tokens (µ€)", 0, PLAN_LIMITS.pricePerMillion),
+    allowedModels: validModels(input.allowedModels),
   };
+}
+
+/** Model ids as JUDGE_MODELS names them; the store cannot know which are served, so any well-formed id is kept. */
+function validModels(models: unknown): string[] | null | undefined {
+  if (models === undefined || models === null) return models;
+  const ok = Array.isArray(models) && models.length >= 1 && models.length <= 100 && models.every((m) => typeof m === "string" && /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$/.test(m));
+  if (!ok) throw new StoreError("invalid_input", `allowed models must be a list of 1 to 100 model ids (letters, digits, . _ : / @ -), got ${JSON.stringify(models)}`);
+  return [...new Set(models as string[])];
 }
 
 export function boundedInteger(value: unknown, what: string, min: number, max: number): number {

@@ -14,6 +14,8 @@ export interface Tables {
     allowance_questions: number;
     price_per_million: number;
     created_at: number;
+    /** A JSON array of model ids; NULL: every model. */
+    allowed_models: string | null;
   };
   accounts: {
     id: string;
@@ -54,6 +56,8 @@ export interface Tables {
     note: string | null;
     /** The API key of a judgment (migration-console.ts); null for other kinds and older entries. */
     key_id: string | null;
+    /** The model that answered (charge and plan entries); NULL for others and for entries before models were recorded. */
+    model: string | null;
   };
   server_errors: {
     id: Generated<number>;
@@ -76,6 +80,7 @@ export interface Tables {
     created_at: number;
     expires_at: number;
     key_id: string | null;
+    model: string | null;
   };
   /** Fixed-window counters of the database rate limiter; `key` names what is limited. */
   rate_windows: { key: string; window_start: number; count: number };

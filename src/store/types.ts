@@ -28,9 +28,14 @@ export interface Plan {
   /** Micro-euros per million input tokens when a request is billed to the balance. */
   pricePerMillion: number;
   createdAt: number;
+  /** The model ids its keys may use (README "Many models"); absent: every model. */
+  allowedModels?: string[];
 }
 
-export type PlanInput = Pick<Plan, "name" | "requestsPerMinute" | "allowanceQuestions" | "pricePerMillion">;
+export type PlanInput = Pick<Plan, "name" | "requestsPerMinute" | "allowanceQuestions" | "pricePerMillion"> & {
+  /** null clears the restriction (an update); absent keeps it. */
+  allowedModels?: string[] | null;
+};
 
 export interface PlansRepository {
   create(input: PlanInput, by?: AdminActor): Promise<Plan>;
@@ -80,6 +85,8 @@ export interface AccountTerms {
   requestsPerMinute: number;
   allowanceQuestions: number;
   pricePerMillion: number;
+  /** The plan's allowed model ids; absent: every model. */
+  allowedModels?: string[];
 }
 
 export interface AuthenticatedKey {
@@ -195,6 +202,8 @@ export interface Reservation {
    * balance hold (the reservations row's key_id); a hold read back from the database names only that key.
    */
   keyId: string | null;
+  /** The model that answers, recorded on the ledger entry. */
+  model?: string;
 }
 
 /**
@@ -222,6 +231,8 @@ export interface HoldRequest {
    * allowance is then not tried at all (two statements fewer on every balance-paid request).
    */
   allowanceMayPay?: boolean;
+  /** The served model's id, recorded with the hold and on the ledger entry. */
+  model?: string;
 }
 
 export type ReserveOutcome =
@@ -290,6 +301,8 @@ export interface LedgerEntry {
   note: string | null;
   /** The API key a judgment was made with (null for other kinds, and entries before keys were recorded). */
   keyId: string | null;
+  /** The model that answered a judgment (absent for other entries and older ones). */
+  model?: string;
 }
 
 export interface Usage {
@@ -329,6 +342,16 @@ export interface DailyUsage {
   chargedMicro: number;
 }
 
+/** A stretch of an account's judgments answered by one model (null: recorded before models were). */
+export interface ModelUsage {
+  model: string | null;
+  requests: number;
+  /** Allowance units: questions × the model's multiplier, as the plan counted them. */
+  questions: number;
+  inputTokens: number;
+  chargedMicro: number;
+}
+
 export interface LedgerRepository {
   topUp(accountId: string, amountMicro: number, note?: string, by?: AdminActor): Promise<{ entry: LedgerEntry; balanceMicro: number }>;
   /** A correction, positive or negative, as its own "adjustment" entry; never below zero (nor below what is held). */
@@ -339,6 +362,8 @@ export interface LedgerRepository {
   entryPage(accountId: string, options: { limit: number; before?: number }): Promise<{ entries: LedgerEntry[]; nextBefore: number | null }>;
   /** The account's judgments from `start` (included) to `end` (excluded), by UTC day; days without any are absent. */
   usageByDay(accountId: string, range: { start: number; end: number }): Promise<DailyUsage[]>;
+  /** The account's judgments from `start` (included) to `end` (excluded), by the model that answered. */
+  usageByModel(accountId: string, range: { start: number; end: number }): Promise<ModelUsage[]>;
   /** Every account's judgments and top-ups from `start` (included) to `end` (excluded). */
   activity(range: { start: number; end: number }): Promise<LedgerActivity>;
   /** The account's balance and its usage of `period` (which the caller computes). */

@@ -32,6 +32,7 @@ export const LAYER_OF: Record<string, Layer> = {
   gguf: "gguf",
   "config.ts": "base",
   "config-settings.ts": "base",
+  "config-models.ts": "base",
   "logger.ts": "base",
   "urls.ts": "base",
   console: "browser",

@@ -51,6 +51,8 @@ export interface TestServerOptions {
   debias?: string;
   /** The admin API and console are on with this token (TEST_ADMIN_TOKEN by default); null turns them off. */
   adminToken?: string | null;
+  /** More settings, as the environment would give them (e.g. JUDGE_MODELS and the variables its key_env names). */
+  env?: Record<string, string>;
 }
 
 export const TEST_ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
@@ -79,6 +81,7 @@ export function testConfig(database: TestDatabase, options: TestServerOptions = 
     JUDGE_PORT: "0",
     JUDGE_MAX_QUESTIONS: String(options.maxQuestions ?? 64),
     JUDGE_ADMIN_TOKEN: options.adminToken === null ? undefined : (options.adminToken ?? TEST_ADMIN_TOKEN),
+    ...options.env,
   });
 }
 
@@ -115,11 +118,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const config = testConfig(database, options);
   const services = await buildServices(config, { now: options.now });
   const { accountId, key } = await addTestAccount(services, options);
-  const engine = options.engine ?? (await readyTinyEngine());
+  // With JUDGE_MODELS the server builds its own models, as in production.
+  const injected = config.models ? undefined : (options.engine ?? (await readyTinyEngine()));
   const logLines: string[] = [];
   const running = await start(config, {
     services,
-    engine,
+    engine: injected,
     // An injected engine is the test's to close.
     ownsEngine: !options.engine,
     log: createLogger("debug", (line) => logLines.push(line)),
@@ -134,7 +138,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     services,
     store: services.store,
     database,
-    engine,
+    engine: injected ?? running.models.defaultModel.engine,
     logLines,
     async close() {
       await running.close();

@@ -23,6 +23,7 @@ export const PlanView = z
     price_per_million_micro: micro("Price per million input tokens billed to the balance"),
     price_per_million: euros("Price per million input tokens billed to the balance"),
     created_at: Time,
+    allowed_models: z.array(z.string()).optional().openapi({ description: "The model ids its keys may use; absent: every model." }),
   })
   .openapi("AdminPlan");
 
@@ -35,6 +36,7 @@ export function planView(plan: Plan): z.infer<typeof PlanView> {
     price_per_million_micro: plan.pricePerMillion,
     price_per_million: formatEuros(plan.pricePerMillion),
     created_at: iso(plan.createdAt),
+    ...(plan.allowedModels && { allowed_models: plan.allowedModels }),
   };
 }
 
@@ -109,6 +111,7 @@ export const LedgerEntryView = z
       .nullable()
       .optional()
       .openapi({ description: "The API key a judgment was made with; null for other kinds and for entries made before keys were recorded." }),
+    model: z.string().optional().openapi({ description: "The model that answered (judgments; absent for other entries and older ones)." }),
   })
   .openapi("AdminLedgerEntry");
 
@@ -125,6 +128,7 @@ export function ledgerEntryView(entry: LedgerEntry & { key?: KeyedLedgerEntry["k
     request_id: entry.requestId,
     note: entry.note,
     ...(entry.key !== undefined && { key: entry.key }),
+    ...(entry.model !== undefined && { model: entry.model }),
   };
 }
 

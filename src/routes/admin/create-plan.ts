@@ -19,6 +19,13 @@ export const planFields = {
     .max(PLAN_LIMITS.allowanceQuestions)
     .openapi({ description: "Questions per monthly period before requests are billed to the balance." }),
   price_per_million: EuroString.openapi({ description: "Euros per million input tokens billed to the balance.", example: "0.05" }),
+  allowed_models: z
+    .array(z.string())
+    .min(1)
+    .max(100)
+    .nullable()
+    .optional()
+    .openapi({ description: 'The model ids (JUDGE_MODELS) its keys may use; others are refused with 400 model_not_allowed. Absent or null: every model (null on a change clears it).', example: ["small"] }),
 };
 
 const CreatePlanBody = z.strictObject(planFields).openapi("AdminPlanInput");
@@ -43,6 +50,7 @@ export function registerCreatePlan(api: AdminApi, services: Services): void {
       requestsPerMinute: body.requests_per_minute,
       allowanceQuestions: body.allowance_questions,
       pricePerMillion: micros(body.price_per_million, "price_per_million"),
+      allowedModels: body.allowed_models,
     }, adminActor(c));
     return c.json(planView(plan), 201);
   });

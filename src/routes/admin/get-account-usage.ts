@@ -26,6 +26,9 @@ const UsageByDay = z
       .array(z.object({ date: z.string().openapi({ example: "2026-01-31" }), ...Judgments }))
       .openapi({ description: "Every UTC day from the period's first to today (the first one partial), days without judgments included." }),
     totals: z.object(Judgments).openapi({ description: "The sums over `days`." }),
+    by_model: z
+      .array(z.object({ model: z.string().nullable().openapi({ description: "The served model's id (JUDGE_MODELS); null for judgments recorded before models were." }), ...Judgments }))
+      .openapi({ description: "The period's judgments by the model that answered; `questions` are allowance units (questions × the model's price_multiplier, rounded up)." }),
   })
   .openapi("AdminUsageByDay");
 
@@ -52,7 +55,7 @@ const judgments = (day: Pick<DailyUsage, "requests" | "questions" | "inputTokens
 export function registerGetAccountUsage(api: AdminApi, services: Services): void {
   addRoute(api, route, async (c) => {
     const { account } = await summaryOr404(services, c.req.param("id")!);
-    const { period, now, days } = await services.accounts.usageByDay(account);
+    const { period, now, days, models } = await services.accounts.usageByDay(account);
     const byDay = new Map(days.map((day) => [day.day, day]));
     const first = Math.floor(period.start / DAY_MS) * DAY_MS;
     const last = Math.floor((period.end - 1) / DAY_MS) * DAY_MS;
@@ -68,6 +71,7 @@ export function registerGetAccountUsage(api: AdminApi, services: Services): void
         days_in_period: (last - first) / DAY_MS + 1,
         days: dense,
         totals: judgments({ requests: sum("requests"), questions: sum("questions"), inputTokens: sum("inputTokens"), chargedMicro: sum("chargedMicro") }),
+        by_model: models.map((m) => ({ model: m.model, ...judgments(m) })),
       },
       200,
     );

@@ -33,6 +33,7 @@ export function registerUpdatePlan(api: AdminApi, services: Services): void {
       requestsPerMinute: body.requests_per_minute,
       allowanceQuestions: body.allowance_questions,
       pricePerMillion: body.price_per_million === undefined ? undefined : micros(body.price_per_million, "price_per_million"),
+      allowedModels: body.allowed_models,
     };
     // Absent fields stay as they are; the store would otherwise read `undefined` as a new value.
     const present = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));

@@ -6,7 +6,7 @@ import { readJsonBody } from "../../http/read-body.js";
 import { decisionsUsage, toDecisionAnswers, toJudgment, UnsupportedDecisionError, type DecisionsQuestion } from "../../judgment/decisions.js";
 import type { Judged } from "../../services/judging/prepare.js";
 import { withDiagnostics } from "../diagnostics.js";
-import { answerQuestions, unknownModel } from "../judging.js";
+import { answerQuestions, pickModel } from "../judging.js";
 import { openAIErrorFormat, ParamError } from "./errors.js";
 import { DecisionsErrorBody, DecisionsInputJson, DecisionsInputText, DecisionsRequest, DecisionsResponse, DecisionsUserMessage } from "./schema.js";
 import { billedToHeader, errorResponses, judgingErrorDescriptions, judgingErrorHeaders, rateLimitHeaders, requestIdHeader, standingHeaders } from "../shared.schema.js";
@@ -68,10 +68,12 @@ export function registerDecisions(app: App, deps: DecisionsDeps): void {
   app.post(route.path, openAIErrorFormat, authenticate(deps.keys), rateLimit(deps.limits), async (c) => {
     const body = await readJsonBody(c);
     const request = parseDecisionsRequest(body.value, deps);
+    const picked = pickModel(deps.models, request.model, DECISIONS_MODEL_ALIASES, c.get("caller"));
+    if (!("model" in picked)) throw new ParamError(picked.code, picked.message, "model");
     const questions: readonly DecisionsQuestion[] = request.questions;
     const mapped = mapOrRefuse(request);
     const judgment = { ...mapped, includeLogits: false, debias: request.x_debias ?? deps.debias, diagnostics: request.x_diagnostics === true, contextual: request.x_calibration === "contextual", body };
-    return answerQuestions(c, deps, judgment, (judged) => JSON.stringify(responseBody(questions, judged)));
+    return answerQuestions(c, deps, judgment, (judged) => JSON.stringify(responseBody(questions, judged)), picked.model);
   });
 }
 
@@ -94,7 +96,7 @@ function mapOrRefuse(request: DecisionsRequest) {
 }
 
 /** Validates the body against the schema and this server's limits; `param` names the field at fault. */
-export function parseDecisionsRequest(body: unknown, deps: Pick<DecisionsDeps, "engine" | "maxQuestions">): DecisionsRequest {
+export function parseDecisionsRequest(body: unknown, deps: Pick<DecisionsDeps, "maxQuestions">): DecisionsRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ApiError("invalid_request", "the request body must be a JSON object");
   }
@@ -108,8 +110,6 @@ export function parseDecisionsRequest(body: unknown, deps: Pick<DecisionsDeps, "
       "questions",
     );
   }
-  const refusal = unknownModel(request.model, deps.engine.modelId, DECISIONS_MODEL_ALIASES);
-  if (refusal) throw new ParamError("unknown_model", refusal, "model");
   return request;
 }
 

@@ -10,9 +10,9 @@
 export const OWNED_BY = "typed-judgment-service";
 
 export interface ModelNames {
-  /** The model this server answers with. */
-  served: string;
-  /** The other names a request's `model` may give it, each with the route that accepts it. */
+  /** The models this server answers with (the default first), each with the names declared for it. */
+  served: { id: string; aliases: readonly string[]; description?: string }[];
+  /** The routes' own names for the default model, each with the route that accepts it. */
   aliases: { name: string; acceptedBy: string }[];
   /** YYYY-MM-DD: the release date the Jev shape gives; `created` is its midnight UTC, in seconds. */
   releaseDate: string;
@@ -20,9 +20,14 @@ export interface ModelNames {
 
 export function modelListBody(names: ModelNames) {
   const created = Math.floor(Date.parse(`${names.releaseDate}T00:00:00Z`) / 1000);
+  const defaultId = names.served[0].id;
+  const declared = new Set(names.served.flatMap((m) => [m.id, ...m.aliases]));
   const all = [
-    { name: names.served, description: `The model this server runs (${names.served}).` },
-    ...names.aliases.map(({ name, acceptedBy }) => ({ name, description: `Alias of ${names.served} (${acceptedBy}).` })),
+    ...names.served.flatMap((m) => [
+      { name: m.id, description: m.description ?? `The model this server runs (${m.id}).` },
+      ...m.aliases.map((name) => ({ name, description: `Alias of ${m.id} (both judging routes).` })),
+    ]),
+    ...names.aliases.filter(({ name }) => !declared.has(name)).map(({ name, acceptedBy }) => ({ name, description: `Alias of ${defaultId} (${acceptedBy}).` })),
   ];
   return {
     models: all.map(({ name, description }) => ({ name, description, release_date: names.releaseDate })),

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import type { JudgmentEngine } from "../../engine/types.js";
+import type { ModelRegistry } from "../../services/served-models/registry.js";
 import type { App } from "../../http/context.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { DECISIONS_MODEL_ALIASES } from "../decisions/route.js";
@@ -37,12 +37,26 @@ const route = createRoute({
 });
 
 /** Public: it reveals nothing an API key would protect, and the SDKs call it to discover names. */
-export function registerModels(app: App, deps: { engine: JudgmentEngine; releaseDate: string }): void {
+export function registerModels(app: App, deps: { models: ModelRegistry; releaseDate: string }): void {
   app.openapi(route, (c) => {
     const aliases = [
       ...MODEL_ALIASES.map((name) => ({ name, acceptedBy: "POST /v1/systemone" })),
       ...DECISIONS_MODEL_ALIASES.map((name) => ({ name, acceptedBy: "POST /v1/decisions" })),
     ];
-    return c.json(modelListBody({ served: deps.engine.modelId, aliases, releaseDate: deps.releaseDate }), 200);
+    const { models } = deps;
+    const ordered = [models.defaultModel, ...models.models.filter((m) => m !== models.defaultModel)];
+    const served = ordered.map((m) => ({
+      id: m.id,
+      aliases: m.aliases,
+      ...(models.declared && { description: describeModel(m, m === models.defaultModel) }),
+    }));
+    return c.json(modelListBody({ served, aliases, releaseDate: deps.releaseDate }), 200);
   });
+}
+
+/** What a client choosing a model needs: its engine, its price against the plan's, whether it is the default. */
+function describeModel(m: ModelRegistry["models"][number], isDefault: boolean): string {
+  const price = m.multiplierMilli === 1000 ? "the plan's price" : `${m.multiplierMilli / 1000} × the plan's price`;
+  const fallback = m.fallback ? `; ${m.fallback} answers while it is down` : "";
+  return `${isDefault ? "The default model" : "A model"} of this server (${m.id}, engine ${m.engine.description.kind}), billed at ${price}${fallback}.`;
 }

@@ -7,7 +7,7 @@ import { readJsonBody } from "../../http/read-body.js";
 import { keyed } from "../../judgment/keyed.js";
 import { withDiagnostics } from "../diagnostics.js";
 import type { Judged } from "../../services/judging/prepare.js";
-import { answerQuestions, unknownModel, type JudgingRouteDeps } from "../judging.js";
+import { answerQuestions, pickModel, type JudgingRouteDeps } from "../judging.js";
 import {
   billedToHeader,
   judgingErrorDescriptions,
@@ -62,6 +62,8 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
   app.post(route.path, authenticate(deps.keys), rateLimit(deps.limits), async (c) => {
     const body = await readJsonBody(c);
     const request = parseJudgmentRequest(body.value, deps);
+    const picked = pickModel(deps.models, request.model, MODEL_ALIASES, c.get("caller"));
+    if (!("model" in picked)) throw new ApiError(picked.code, picked.message);
     const ids = Object.keys(request.questions);
     const questions = Object.values(request.questions);
     const judgment = {
@@ -74,7 +76,7 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
       contextual: request.x_calibration === "contextual",
       body,
     };
-    return answerQuestions(c, deps, judgment, (judged) => JSON.stringify(responseBody(ids, judged)));
+    return answerQuestions(c, deps, judgment, (judged) => JSON.stringify(responseBody(ids, judged)), picked.model);
   });
 }
 
@@ -89,7 +91,7 @@ function responseBody(ids: string[], judged: Judged): JudgmentResponse {
 }
 
 /** Validates the body against the schema and the limits this server sets. */
-export function parseJudgmentRequest(body: unknown, deps: Pick<SystemOneDeps, "engine" | "maxQuestions">) {
+export function parseJudgmentRequest(body: unknown, deps: Pick<SystemOneDeps, "maxQuestions">) {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ApiError("invalid_request", "the request body must be a JSON object");
   }
@@ -100,8 +102,6 @@ export function parseJudgmentRequest(body: unknown, deps: Pick<SystemOneDeps, "e
   if (count > deps.maxQuestions) {
     throw new ApiError("too_many_questions", `${count} questions; this server answers at most ${deps.maxQuestions} per request`);
   }
-  const refusal = request.model === undefined ? undefined : unknownModel(request.model, deps.engine.modelId, MODEL_ALIASES);
-  if (refusal) throw new ApiError("unknown_model", refusal);
   return request;
 }
 

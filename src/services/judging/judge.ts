@@ -1,4 +1,5 @@
-import { RequestAbortedError } from "../../engine/types.js";
+import { EngineUnavailableError, RequestAbortedError, type JudgmentEngine } from "../../engine/types.js";
+import type { Temperatures } from "../../judgment/answers.js";
 import type { DebiasMode } from "../../judgment/debias.js";
 import type { Question } from "../../judgment/schema.js";
 import type { BillingService, IdempotencyInput, Payer } from "../billing.js";
@@ -43,6 +44,20 @@ export interface JudgingRequest extends JudgmentAsked {
   bodyDigest: string;
   /** Aborted when the client leaves. */
   signal: AbortSignal;
+  /**
+   * The model asked, then those that answer in turn while it is down (its fallbacks); absent:
+   * `deps.engine` at ×1. A fallback is tried only when a model is unavailable, never after a charge.
+   */
+  models?: ModelChoice[];
+}
+
+/** One served model as judging needs it. */
+export interface ModelChoice {
+  id: string;
+  engine: JudgmentEngine;
+  /** price_multiplier in thousandths. */
+  multiplierMilli: number;
+  temperatures: () => Temperatures;
 }
 
 /**
@@ -57,6 +72,10 @@ export interface JudgingOutcome {
   billedTo: BilledTo;
   standing: Standing;
   replayed: boolean;
+  /** Set when the model asked was down and this one answered instead: the one asked. */
+  fallbackFrom?: string;
+  /** The id of the model that answered, when `models` named them. */
+  answeredBy?: string;
 }
 
 export async function judge(deps: JudgingDeps, request: JudgingRequest, render: RenderAnswers): Promise<JudgingOutcome> {
@@ -66,6 +85,24 @@ export async function judge(deps: JudgingDeps, request: JudgingRequest, render: 
   const replay = claim ? await claimIdempotencyKey(deps.billing, claim) : undefined;
   if (replay) return { text: replay.body, billedTo: replay.billedTo, standing: replay.standing, replayed: true };
   try {
+    const chain = request.models ?? [undefined];
+    for (const [i, model] of chain.entries()) {
+      try {
+        const outcome = await answerWith(model ? { ...deps, engine: model.engine, temperatures: model.temperatures } : deps, request, model, claim);
+        const answeredBy = model && { answeredBy: model.id };
+        return i === 0 ? { ...outcome, ...answeredBy } : { ...outcome, ...answeredBy, fallbackFrom: chain[0]!.id };
+      } catch (error) {
+        // Down (not loaded, unreachable): nothing was held or charged, so the next model may answer.
+        if (!(error instanceof EngineUnavailableError) || i === chain.length - 1 || signal.aborted) throw error;
+      }
+    }
+    throw new Error("unreachable: the last model's failure is thrown");
+  } catch (error) {
+    if (claim) await deps.billing.abandonIdempotencyKey(claim).catch(() => undefined);
+    throw error;
+  }
+
+  async function answerWith(deps: JudgingDeps, request: JudgingRequest, model: ModelChoice | undefined, claim: IdempotencyInput | "" | undefined): Promise<JudgingOutcome> {
     const input = { state: request.state, ids, questions, includeLogits: request.includeLogits, diagnostics: request.diagnostics, contextual: request.contextual, signal };
     const judgment = await prepareJudgment(deps, input, request.debias);
     // Refused with InsufficientFundsError (and the standing that explains why); nothing is charged.
@@ -74,6 +111,7 @@ export async function judge(deps: JudgingDeps, request: JudgingRequest, render: 
       inputTokens: judgment.inputTokens,
       requestId,
       idempotencyKey: claim ? claim.key : undefined,
+      ...(model && { model: { id: model.id, multiplierMilli: model.multiplierMilli } }),
     });
     let text: string;
     let actualInputTokens: number | undefined;
@@ -90,9 +128,6 @@ export async function judge(deps: JudgingDeps, request: JudgingRequest, render: 
     const settled = await deps.billing.settle(reservation, claim ? { key: claim.key, body: text } : undefined, actualInputTokens);
     if (!settled) throw new JudgingRefusal("model_timeout", "the request outlived its reservation; nothing was charged");
     return { text, billedTo: settled.billedTo, standing: settled.standing, replayed: false };
-  } catch (error) {
-    if (claim) await deps.billing.abandonIdempotencyKey(claim).catch(() => undefined);
-    throw error;
   }
 }
 
