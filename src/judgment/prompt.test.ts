@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Question } from "./schema.js";
 import { choiceLabels, NOUL_LABELS, scoreLabels } from "./labels.js";
-import { buildPrompt, DEFAULT_PROMPT_STYLE, questionPrompt, SYSTEM_TEXT } from "./prompt.js";
+import { buildPrompt, DEFAULT_PROMPT_STYLE, questionPrompt, SHORT_CUES_SYSTEM_TEXT, SYSTEM_TEXT } from "./prompt.js";
 
 const show = (value: unknown) => JSON.stringify(value, null, 1);
 
@@ -160,5 +160,26 @@ describe("question text", () => {
       'Question: {\n  "ask": "How severe?"\n}\nLevels (lowest first):\n0: none\n1\n2: [\n  "bad",\n  "very"\n]\n' +
         "Answer with the number of the level that fits best.",
     );
+  });
+});
+
+describe("short cues", () => {
+  const short = { ...DEFAULT_PROMPT_STYLE, cues: "short" as const };
+
+  it("say once in the system text how every type is answered, and end each question with a short cue", () => {
+    const prompt = buildPrompt("s", Object.values(QUESTIONS), short);
+    expect(prompt.system).toBe(SHORT_CUES_SYSTEM_TEXT);
+    expect(prompt.system.startsWith(SYSTEM_TEXT), prompt.system).toBe(true);
+    expect(questionPrompt(QUESTIONS.colour, short).text).toBe('Which colour is it?\n1. red: warm\n2. green\n3. blue: {\n  "hue": 240\n}\nAnswer with a number.');
+    expect(questionPrompt(QUESTIONS.urgent, short).text).toBe("Statement: It is urgent.\nYes if: needs action today\nNo if: can wait\nYes or No?");
+    expect(questionPrompt(QUESTIONS.severity, short).text).toBe('{\n  "ask": "How severe?"\n}\n0: none\n1\n2: [\n  "bad",\n  "very"\n]\nAnswer with a number.');
+    expect(questionPrompt(QUESTIONS.many, short).text, "letters beyond 9 options say so").toMatch(/\nAnswer with a two-letter code\.$/);
+  });
+
+  it("keep the labels, and a question's text independent of the others", () => {
+    for (const question of Object.values(QUESTIONS)) {
+      expect(questionPrompt(question, short).labels).toEqual(questionPrompt(question).labels);
+      expect(buildPrompt("s", Object.values(QUESTIONS), short).questions).toContainEqual(questionPrompt(question, short));
+    }
   });
 });

@@ -104,7 +104,7 @@ function noulPrompt(instructions: unknown, criteria: { true?: unknown; false?: u
   const ifTrue = renderValue(criteria.true);
   const ifFalse = renderValue(criteria.false);
   const short = style.cues === "short";
-  const lines = [short ? renderValue(instructions) : `Statement: ${renderValue(instructions)}`];
+  const lines = [`Statement: ${renderValue(instructions)}`];
   if (ifTrue !== "") lines.push(`${short ? "Yes if" : "It holds when"}: ${ifTrue}`);
   if (ifFalse !== "") lines.push(`${short ? "No if" : "It does not hold when"}: ${ifFalse}`);
   lines.push(short ? "Yes or No?" : "Does the statement hold? Answer Yes or No.");
@@ -118,7 +118,7 @@ function scorePrompt(instructions: unknown, levels: unknown[], style: PromptStyl
     return text === "" ? `${labels[i]}` : `${labels[i]}: ${text}`;
   });
   const text = style.cues === "short"
-    ? `${renderValue(instructions)}\n${lines.join("\n")}\nWhich level?`
+    ? `${renderValue(instructions)}\n${lines.join("\n")}\nAnswer with a number.`
     : `Question: ${renderValue(instructions)}\nLevels (lowest first):\n${lines.join("\n")}\n` +
       "Answer with the number of the level that fits best.";
   return { text, labels };
