@@ -118,7 +118,7 @@ describe.skipIf(models.length === 0).each(models)("on $name", ({ name, file }) =
       });
       (slots > 1 ? it.skip : exact)("score with every level count from 2 to 10", async () => {
         await check(slots, EXACTNESS_STATE, Array.from({ length: 9 }, (_, i) => scoreQuestion(i + 2)), "score");
-      });
+      }, SLOW);
       exact("after the cached prefix came from another request (prefix reuse)", async () => {
         const questions = [choiceQuestion(27), scoreQuestion(5)];
         const engine = engines.get(slots)!;
