@@ -5,8 +5,9 @@
  *
  *   npx tsx scripts/prompt-ab.ts <model.gguf> <dataset.jsonl> <style> [--json]
  *
- * Styles: base (the default), digits (choice options numbered 1…9), nosystem (no judge system
- * text). One thread: on a shared 2-core machine, two spinning threads wait on each other.
+ * Styles: default (DEFAULT_PROMPT_STYLE), base (letters, the judge's system text, full cues: the
+ * default before the A/B), letters / digits (choice labels), nosystem / judge (the system text),
+ * full / short (the answer cues), each a change of one thing from the default. One thread: on a shared 2-core machine, two spinning threads wait on each other.
  */
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
@@ -19,11 +20,15 @@ import { buildPrompt, DEFAULT_PROMPT_STYLE, type PromptStyle } from "../src/judg
 import type { Question } from "../src/judgment/schema.js";
 
 const STYLES: Record<string, PromptStyle> = {
-  base: DEFAULT_PROMPT_STYLE,
+  default: DEFAULT_PROMPT_STYLE,
+  // The default before the A/B: letters, the judge's system text, full cues.
+  base: { choiceLabels: "letters", system: "judge", cues: "full" },
   letters: { ...DEFAULT_PROMPT_STYLE, choiceLabels: "letters" },
   digits: { ...DEFAULT_PROMPT_STYLE, choiceLabels: "digits" },
   nosystem: { ...DEFAULT_PROMPT_STYLE, system: "none" },
   judge: { ...DEFAULT_PROMPT_STYLE, system: "judge" },
+  full: { ...DEFAULT_PROMPT_STYLE, cues: "full" },
+  short: { ...DEFAULT_PROMPT_STYLE, cues: "short" },
 };
 
 const [modelPath, datasetPath, styleName] = process.argv.slice(2);

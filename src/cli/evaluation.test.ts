@@ -76,7 +76,8 @@ describe("judge eval against the real server", () => {
     for (const p of predictions) expect(p.probabilities.reduce((a: number, b: number) => a + b, 0), show(p)).toBeCloseTo(1, 9);
     // Recomputed from the per-answer file with plain formulas: the summary must agree.
     const argmax = (xs: number[]) => xs.indexOf(Math.max(...xs));
-    const accuracy = predictions.filter((p) => argmax(p.probabilities) === argmax(p.gold)).length / questionCount;
+    // Right: the top label (a tie goes to the first) is a most likely gold label (README, "Accuracy").
+    const accuracy = predictions.filter((p) => p.gold[argmax(p.probabilities)] === Math.max(...p.gold)).length / questionCount;
     const nll = predictions.reduce((sum, p) => sum - p.gold.reduce((s: number, g: number, k: number) => s + (g ? g * Math.log(Math.max(p.probabilities[k], 1e-15)) : 0), 0), 0) / questionCount;
     expect(overall.accuracy, context).toBeCloseTo(accuracy, 12);
     expect(overall.nll, context).toBeCloseTo(nll, 12);
@@ -216,6 +217,34 @@ describe("judge calibrate against the real server", () => {
     } finally {
       await other.close();
     }
+  });
+});
+
+describe("judge calibrate --folds against the real server", () => {
+  it("scores every answer once, out of fold, writes the fit on all items, and names the folds in text and report", async () => {
+    const profile = join(dir, "folds.json");
+    const out = join(dir, "folds");
+    const args = ["calibrate", sample, "--url", server.url, "--key", server.key, "--profile", profile, "--out", out, "--folds", "3", "--min-bucket", "3"];
+    const result = JSON.parse((await judge(...args, "--json")).stdout);
+    const context = show(result);
+    expect(result.split, context).toEqual({ fitItems: sampleItems.length, fitAnswers: questionCount, heldOutItems: sampleItems.length, heldOutAnswers: questionCount, inSample: false });
+    expect(result.heldOut.uncalibrated.overall.answers, context).toBe(questionCount);
+    expect(result.heldOut.calibrated.overall.answers, context).toBe(questionCount);
+    expect(result.folds.k, context).toBe(3);
+    expect(result.folds.temperatures, context).toHaveLength(3);
+    const written = temperaturesFor(await loadCalibrationFile(profile), result.model);
+    for (const type of ["choice", "noul", "score"] as const) expect(written[type], context).toBeCloseTo(result.temperatures[type], 4);
+    const text = (await judge(...args, "--dry-run")).stdout;
+    expect(text, text).toMatch(new RegExp(`Calibration on ${questionCount} answers \\(${sampleItems.length} items\\), 3-fold cross-validated`));
+    expect(text, text).toMatch(/Per fold \(fitted on the other folds\): choice [\d.–]+, noul [\d.–]+, score [\d.–]+/);
+    expect(readFileSync(join(out, "report.html"), "utf8")).toMatch(/3-fold cross-validated/);
+  });
+
+  it("refuses --folds with --holdout, and more folds than items", async () => {
+    const args = ["calibrate", sample, "--url", server.url, "--key", server.key, "--profile", join(dir, "never-folds.json"), "--dry-run"];
+    await expect(judge(...args, "--folds", "3", "--holdout", "0.2")).rejects.toThrow(/--folds and --holdout are two ways to hold answers out: give one/);
+    await expect(judge(...args, "--folds", "16")).rejects.toThrow(/--folds 16 needs at least 16 items; the dataset has 15/);
+    await expect(judge(...args, "--folds", "1")).rejects.toThrow(/--folds/);
   });
 });
 

@@ -79,6 +79,7 @@ interface CalibrateFlags extends ServerFlags {
   profile: string;
   out: string;
   holdout: number;
+  folds?: number;
   seed: number;
   minBucket: number;
   dryRun?: boolean;
@@ -117,13 +118,17 @@ export function registerEvaluationCommands(program: Command): void {
     .requiredOption("--profile <file>", "calibration profile to create or update (JUDGE_CALIBRATION)")
     .option("--out <dir>", "directory for report.html and reliability.svg (before and after)", "calibrate-report")
     .option("--holdout <share>", "share of items held out to report calibration before and after", share, 0.3)
-    .option("--seed <n>", "seed of the held-out split", integer(0), 1)
+    .option("--folds <k>", "cross-validate instead: score every answer with temperatures fitted on the other k-1 folds of items (the profile is fitted on all)", integer(2))
+    .option("--seed <n>", "seed of the held-out split or the folds", integer(0), 1)
     .option("--min-bucket <n>", "answers a label-count bucket needs for a temperature of its own", integer(1), 50)
     .option("--dry-run", "fit and report without writing the profile (the report is still written)")
     .addOption(debiasOption());
   withServerOptions(calibrate).action(async (dataset: string, flags: CalibrateFlags, command: Command) => {
-    const { profile, out, holdout, seed, minBucket } = flags;
-    const options = { ...serverOptions(flags), profile, out, holdout, seed, minBucket, dryRun: flags.dryRun === true, debias: flags.debias };
+    const { profile, out, holdout, folds, seed, minBucket } = flags;
+    if (folds !== undefined && command.getOptionValueSource("holdout") === "cli") {
+      throw new CliError("--folds and --holdout are two ways to hold answers out: give one");
+    }
+    const options = { ...serverOptions(flags), profile, out, holdout, folds, seed, minBucket, dryRun: flags.dryRun === true, debias: flags.debias };
     await run(command, () => calibrateCommand(dataset, options, io));
   });
 }

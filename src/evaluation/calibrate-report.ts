@@ -1,7 +1,7 @@
 import { bucketKey } from "../judgment/calibration.js";
 import { esc, figure, page, table } from "./html.js";
 import { diagramSize, reliabilitySvg, type ReliabilityPanel } from "./reliability.js";
-import { boundNotes, GROUPS, n4 } from "./report.js";
+import { boundNotes, foldRanges, GROUPS, n4 } from "./report.js";
 import type { CalibrateResult, CompactByType } from "./run-calibrate.js";
 import type { TemperatureFit } from "./temperature.js";
 
@@ -38,9 +38,12 @@ export function calibrateDiagram(result: CalibrateResult, group: Group, title: s
 
 export function calibrateReportHtml(result: CalibrateResult, context: CalibrateContext): string {
   const { split } = result;
-  const heldOut = split.inSample
-    ? `reported on the same ${split.fitAnswers} answers (no held-out split: <code>--holdout 0</code>)`
-    : `reported on ${split.heldOutAnswers} held-out answers (${split.heldOutItems} items)`;
+  const heldOut = result.folds
+    ? `reported on all ${split.heldOutAnswers} answers, ${result.folds.k}-fold cross-validated (each fold scored with temperatures ` +
+      `fitted on the other ${result.folds.k - 1}: ${esc(foldRanges(result.folds.temperatures))})`
+    : split.inSample
+      ? `reported on the same ${split.fitAnswers} answers (no held-out split: <code>--holdout 0</code>)`
+      : `reported on ${split.heldOutAnswers} held-out answers (${split.heldOutItems} items)`;
   const notes = [...context.notes, ...boundNotes(result)];
   const profile = context.profile.written
     ? `Wrote <code>${esc(context.profile.path)}</code> (entry <code>${esc(result.model)}</code>).`

@@ -112,6 +112,8 @@ export interface CalibrateCommandOptions extends ServerOptions {
   /** Directory for report.html and reliability.svg (written also under --dry-run: it is the report). */
   out: string;
   holdout: number;
+  /** Cross-validate over this many folds instead of one held-out split. */
+  folds?: number;
   seed: number;
   minBucket: number;
   dryRun: boolean;
@@ -131,6 +133,7 @@ export async function calibrateCommand(dataset: string, options: CalibrateComman
     progress,
     concurrency: options.concurrency,
     holdout: options.holdout,
+    folds: options.folds,
     seed: options.seed,
     minBucketAnswers: options.minBucket,
     model: options.model,

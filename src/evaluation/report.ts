@@ -4,6 +4,7 @@ import type { SensitivitySummary } from "./robustness.js";
 import type { CalibrateResult, CompactByType } from "./run-calibrate.js";
 import type { TemperatureFit } from "./temperature.js";
 import { bucketKey } from "../judgment/calibration.js";
+import type { Temperatures } from "../judgment/answers.js";
 import type { EvalResult } from "./run-eval.js";
 
 /**
@@ -101,13 +102,16 @@ export function formatCalibrateText(result: CalibrateResult, profile: { path: st
   const buckets = (["choice", "score"] as const).flatMap((type) =>
     (temperatures.buckets?.[type] ?? []).map((b) => `${type} with ${bucketKey(b)} labels ${t(b.temperature)}`),
   );
-  const heldOut = split.inSample
-    ? `the ${split.fitAnswers} answers it was fitted on (no held-out split)`
-    : `${split.heldOutAnswers} held-out answers (${split.heldOutItems} items)`;
+  const heldOut = result.folds
+    ? `${split.heldOutAnswers} answers (${split.heldOutItems} items), ${result.folds.k}-fold cross-validated: each fold scored with temperatures fitted on the other ${result.folds.k - 1}`
+    : split.inSample
+      ? `the ${split.fitAnswers} answers it was fitted on (no held-out split)`
+      : `${split.heldOutAnswers} held-out answers (${split.heldOutItems} items)`;
   return [
     `Fitted on ${split.fitAnswers} answers (${split.fitItems} items) of model ${result.model}${result.debias ? `, x_debias ${result.debias}` : ""}.`,
     `Temperatures: choice ${t(temperatures.choice)}, noul ${t(temperatures.noul)}, score ${t(temperatures.score)}` +
       (buckets.length > 0 ? `; buckets: ${buckets.join(", ")}` : ""),
+    ...(result.folds ? [`Per fold (fitted on the other folds): ${foldRanges(result.folds.temperatures)}`] : []),
     "",
     `Calibration on ${heldOut}:`,
     calibrationTable(result.heldOut),
@@ -115,11 +119,22 @@ export function formatCalibrateText(result: CalibrateResult, profile: { path: st
     ...boundNotes(result),
     ...result.keptAtOne.map(
       (k) =>
-        `Kept T = 1 for ${k.type}: the fitted T = ${k.fitted.toFixed(3)} raised the held-out NLL from ${k.nllAtOne.toFixed(4)} to ` +
+        `Kept T = 1 for ${k.type}: the fitted T = ${k.fitted.toFixed(3)} raised the ${result.folds ? "cross-validated" : "held-out"} NLL from ${k.nllAtOne.toFixed(4)} to ` +
         `${k.nllAtFitted.toFixed(4)}, so it would make answers worse; more data would fit it better.`,
     ),
     profile.written ? `Wrote ${profile.path} (entry "${result.model}").` : `Not written (--dry-run): ${profile.path}.`,
   ].join("\n");
+}
+
+/** Each type's temperature over the folds: one value, or the range "min–max". */
+export function foldRanges(folds: readonly Temperatures[]): string {
+  return (["choice", "noul", "score"] as const)
+    .map((type) => {
+      const values = folds.map((f) => f[type]);
+      const [min, max] = [Math.min(...values), Math.max(...values)];
+      return `${type} ${min === max ? min.toFixed(3) : `${min.toFixed(3)}–${max.toFixed(3)}`}`;
+    })
+    .join(", ");
 }
 
 /** A fit that stopped at the search's edge is worth a word: the data could not pin it down. */

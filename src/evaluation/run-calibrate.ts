@@ -6,6 +6,8 @@ import { requestOf, type DatasetItem } from "./dataset.js";
 import { summariseByType, type MetricSummary } from "./metrics.js";
 import { answerLogits } from "./read-answer.js";
 import { fitCalibration, predictionsAt, temperaturesOf, type CalibrationFit, type LogitRecord } from "./temperature.js";
+import { atOneFor, crossValidate, nllOf } from "./calibrate-folds.js";
+import type { Prediction } from "./metrics.js";
 
 /**
  * `judge calibrate`: asks the server every item with `include_logits`, splits the items into a
@@ -19,6 +21,11 @@ export interface CalibrateRunOptions {
   concurrency: number;
   /** Share of items held out for the before/after report; 0 reports on the fitting data itself. */
   holdout: number;
+  /**
+   * k ≥ 2: cross-validate instead (\`--folds\`): every answer is scored with temperatures fitted on
+   * the other k − 1 folds of items, and the profile gets the fit on all items; \`holdout\` is unused.
+   */
+  folds?: number;
   seed: number;
   minBucketAnswers: number;
   model?: string;
@@ -54,9 +61,12 @@ export interface CalibrateResult {
    */
   keptAtOne: KeptAtOne[];
   heldOut: { uncalibrated: CompactByType; calibrated: CompactByType; current?: CompactByType };
+  /** With \`--folds\`: the cross-validation, and per fold the temperatures its answers were scored with. */
+  folds?: { k: number; seed: number; temperatures: Temperatures[] };
 }
 
 export async function runCalibration(options: CalibrateRunOptions): Promise<CalibrateResult> {
+  if (options.folds !== undefined) return runCrossValidated(options, options.folds);
   const { fitItems, heldOutItems } = splitItems(options.items, options.holdout, options.seed);
   const { model, recordsOf, logitsSource } = await askForLogits(options);
   const fitRecords = fitItems.flatMap((item) => recordsOf.get(item)!);
@@ -88,6 +98,45 @@ export async function runCalibration(options: CalibrateRunOptions): Promise<Cali
       // calibrated would measure nothing meaningful.
       ...(current && logitsSource === "logits" && { current: compact(heldOutRecords, current) }),
     },
+  };
+}
+
+/** \`--folds k\`: every answer held out once; the profile is the fit on all items, guarded by the folds. */
+async function runCrossValidated(options: CalibrateRunOptions, k: number): Promise<CalibrateResult> {
+  if (!Number.isInteger(k) || k < 2) throw new EvaluationRunError(`--folds must be an integer of at least 2, not ${k}`);
+  if (options.items.length < k) throw new EvaluationRunError(`--folds ${k} needs at least ${k} items; the dataset has ${options.items.length}`);
+  const { model, recordsOf, logitsSource } = await askForLogits(options);
+  const perItem = options.items.map((item) => recordsOf.get(item)!);
+  const all = perItem.flat();
+  const current = options.currentFor?.(model);
+  const fit = fitCalibration(all, options.minBucketAnswers);
+  const fitted = temperaturesOf(fit, current);
+  const cv = crossValidate(perItem, k, options.seed, options.minBucketAnswers, current);
+  const temperatures = copyTemperatures(fitted);
+  const keptAtOne: KeptAtOne[] = [];
+  for (const type of ["choice", "noul", "score"] as const) {
+    if (!fit.types[type]) continue;
+    const nllAtOne = nllOf(cv.uncalibrated, type);
+    const nllAtFitted = nllOf(cv.predictions, type);
+    if (!(nllAtFitted > nllAtOne)) continue;
+    keptAtOne.push({ type, fitted: fitted[type], nllAtOne, nllAtFitted });
+    keepAtOne(temperatures, type);
+  }
+  return {
+    model,
+    ...(options.debias && { debias: options.debias }),
+    logitsSource,
+    split: { fitItems: options.items.length, fitAnswers: all.length, heldOutItems: options.items.length, heldOutAnswers: all.length, inSample: false },
+    fit,
+    temperatures,
+    keptAtOne,
+    heldOut: {
+      uncalibrated: compactOf(cv.uncalibrated),
+      // A type kept at T = 1 is scored at 1 in every fold, as the profile will answer it.
+      calibrated: compactOf(atOneFor(cv, keptAtOne.map((kept) => kept.type))),
+      ...(current && logitsSource === "logits" && { current: compact(all, current) }),
+    },
+    folds: { k, seed: options.seed, temperatures: cv.temperatures },
   };
 }
 
@@ -129,7 +178,7 @@ export interface KeptAtOne {
  * that type: where the fit is worse there, the type keeps 1.
  */
 export function guardTemperatures(fitted: Temperatures, fit: CalibrationFit, heldOut: readonly LogitRecord[]) {
-  const temperatures: Temperatures = { ...fitted, ...(fitted.buckets && { buckets: { ...fitted.buckets } }) };
+  const temperatures = copyTemperatures(fitted);
   const keptAtOne: KeptAtOne[] = [];
   for (const type of ["choice", "noul", "score"] as const) {
     const records = heldOut.filter((r) => r.type === type);
@@ -139,15 +188,26 @@ export function guardTemperatures(fitted: Temperatures, fit: CalibrationFit, hel
     const nllAtFitted = nll(fitted);
     if (!(nllAtFitted > nllAtOne)) continue;
     keptAtOne.push({ type, fitted: fitted[type], nllAtOne, nllAtFitted });
-    temperatures[type] = 1;
-    if (type !== "noul" && temperatures.buckets) delete temperatures.buckets[type];
+    keepAtOne(temperatures, type);
   }
-  if (temperatures.buckets && !temperatures.buckets.choice && !temperatures.buckets.score) delete temperatures.buckets;
   return { temperatures, keptAtOne };
 }
 
+const copyTemperatures = (t: Temperatures): Temperatures => ({ ...t, ...(t.buckets && { buckets: { ...t.buckets } }) });
+
+/** The type answers at T = 1, without buckets of its own. */
+function keepAtOne(temperatures: Temperatures, type: "choice" | "noul" | "score"): void {
+  temperatures[type] = 1;
+  if (type !== "noul" && temperatures.buckets) delete temperatures.buckets[type];
+  if (temperatures.buckets && !temperatures.buckets.choice && !temperatures.buckets.score) delete temperatures.buckets;
+}
+
 function compact(records: readonly LogitRecord[], temperatures: Temperatures): CompactByType {
-  const summaries = summariseByType(predictionsAt(records, temperatures), []);
+  return compactOf(predictionsAt(records, temperatures));
+}
+
+function compactOf(predictions: readonly Prediction[]): CompactByType {
+  const summaries = summariseByType(predictions, []);
   const out: CompactByType = {};
   for (const [key, s] of Object.entries(summaries)) {
     if (s) out[key as keyof CompactByType] = { answers: s.answers, accuracy: s.accuracy, ece: s.ece, nll: s.nll, brier: s.brier, bins: s.bins };

@@ -65,7 +65,8 @@ export interface TemperatureFit {
  */
 export function fitTemperature(records: readonly LogitRecord[], tolerance = 1e-7): TemperatureFit {
   if (records.length === 0) throw new Error("cannot fit a temperature on no answers");
-  const f = (u: number) => meanNll(records, Math.exp(u));
+  const ordered = records.map(orderFree);
+  const f = (u: number) => meanNll(ordered, Math.exp(u));
   const lo = Math.log(TEMPERATURE_MIN);
   const hi = Math.log(TEMPERATURE_MAX);
   let u = goldenSectionMinimum(f, lo, hi, tolerance);
@@ -74,6 +75,18 @@ export function fitTemperature(records: readonly LogitRecord[], tolerance = 1e-7
   if (Math.abs(f(u) - nllBefore) <= 1e-12 * Math.max(1, nllBefore)) u = 0;
   const atBound = u - lo < 1e-3 || hi - u < 1e-3;
   return { temperature: Math.exp(u), answers: records.length, nllBefore, nllAfter: f(u), atBound };
+}
+
+/**
+ * The answer's labels in one order whatever order the dataset listed its options in (by logit,
+ * then gold): the NLL is the same sum either way, but summed in another order it moves in the
+ * last bits, which a flat minimum turns into a different temperature (seen with x_debias
+ * canonical, whose logits do not depend on the order, on a dataset and its reversed copy).
+ */
+function orderFree(r: LogitRecord): LogitRecord {
+  const pairs = r.logits.map((z, k) => [z, r.gold[k]] as const);
+  pairs.sort((x, y) => (x[0] === y[0] ? y[1] - x[1] : x[0] < y[0] ? 1 : -1));
+  return { type: r.type, logits: pairs.map(([z]) => z), gold: pairs.map(([, g]) => g) };
 }
 
 function goldenSectionMinimum(f: (x: number) => number, lo: number, hi: number, tolerance: number): number {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Question } from "./schema.js";
 import { choiceLabels, NOUL_LABELS, scoreLabels } from "./labels.js";
-import { buildPrompt, questionPrompt, SYSTEM_TEXT } from "./prompt.js";
+import { buildPrompt, DEFAULT_PROMPT_STYLE, questionPrompt, SHORT_CUES_SYSTEM_TEXT, SYSTEM_TEXT } from "./prompt.js";
 
 const show = (value: unknown) => JSON.stringify(value, null, 1);
 
@@ -99,13 +99,30 @@ describe("buildPrompt", () => {
 });
 
 describe("question text", () => {
-  it("choice: lists each option with its label, name and description; null description shows the name only", () => {
+  it("choice: lists each option with its number, name and description; null description shows the name only", () => {
     const p = questionPrompt(QUESTIONS.colour);
-    expect(p.labels).toEqual(["A", "B", "C"]);
+    expect(p.labels).toEqual(["1", "2", "3"]);
     expect(p.text, p.text).toContain("Question: Which colour is it?");
+    expect(p.text, p.text).toContain("1. red: warm\n");
+    expect(p.text, p.text).toContain("2. green\n");
+    expect(p.text, p.text).toContain('3. blue: {\n  "hue": 240\n}');
+    expect(p.text, p.text).toContain("Answer with the number of the best option.");
+  });
+
+  it("choice: digits 1 to 9 for up to 9 options, letters from 10 options on (a digit label must stay one token)", () => {
+    const options = (n: number): Question => ({ type: "choice", instructions: "?", criteria: Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, null])) });
+    for (let n = 2; n <= 9; n++) expect(questionPrompt(options(n)).labels, `n=${n}`).toEqual(Array.from({ length: n }, (_, i) => String(i + 1)));
+    const ten = questionPrompt(options(10));
+    expect(ten.labels, show(ten.labels)).toEqual(choiceLabels(10));
+    expect(ten.text, ten.text).toContain("A. k0\n");
+    expect(ten.text, ten.text).toContain("Answer with the letter of the best option.");
+  });
+
+  it("choice with the letters style: letters A.. for up to 26 options", () => {
+    const p = questionPrompt(QUESTIONS.colour, { ...DEFAULT_PROMPT_STYLE, choiceLabels: "letters" });
+    expect(p.labels).toEqual(["A", "B", "C"]);
     expect(p.text, p.text).toContain("A. red: warm\n");
     expect(p.text, p.text).toContain("B. green\n");
-    expect(p.text, p.text).toContain('C. blue: {\n  "hue": 240\n}');
     expect(p.text, p.text).toContain("Answer with the letter of the best option.");
   });
 
@@ -119,7 +136,7 @@ describe("question text", () => {
 
   it("choice: option order in the prompt follows the criteria's order", () => {
     const p = questionPrompt({ type: "choice", instructions: "?", criteria: { zebra: null, apple: null } });
-    expect(p.text.indexOf("A. zebra"), p.text).toBeLessThan(p.text.indexOf("B. apple"));
+    expect(p.text.indexOf("1. zebra"), p.text).toBeLessThan(p.text.indexOf("2. apple"));
   });
 
   it("noul: two-sided, one-sided and without criteria", () => {
@@ -143,5 +160,26 @@ describe("question text", () => {
       'Question: {\n  "ask": "How severe?"\n}\nLevels (lowest first):\n0: none\n1\n2: [\n  "bad",\n  "very"\n]\n' +
         "Answer with the number of the level that fits best.",
     );
+  });
+});
+
+describe("short cues", () => {
+  const short = { ...DEFAULT_PROMPT_STYLE, cues: "short" as const };
+
+  it("say once in the system text how every type is answered, and end each question with a short cue", () => {
+    const prompt = buildPrompt("s", Object.values(QUESTIONS), short);
+    expect(prompt.system).toBe(SHORT_CUES_SYSTEM_TEXT);
+    expect(prompt.system.startsWith(SYSTEM_TEXT), prompt.system).toBe(true);
+    expect(questionPrompt(QUESTIONS.colour, short).text).toBe('Which colour is it?\n1. red: warm\n2. green\n3. blue: {\n  "hue": 240\n}\nAnswer with a number.');
+    expect(questionPrompt(QUESTIONS.urgent, short).text).toBe("Statement: It is urgent.\nYes if: needs action today\nNo if: can wait\nYes or No?");
+    expect(questionPrompt(QUESTIONS.severity, short).text).toBe('{\n  "ask": "How severe?"\n}\n0: none\n1\n2: [\n  "bad",\n  "very"\n]\nAnswer with a number.');
+    expect(questionPrompt(QUESTIONS.many, short).text, "letters beyond 9 options say so").toMatch(/\nAnswer with a two-letter code\.$/);
+  });
+
+  it("keep the labels, and a question's text independent of the others", () => {
+    for (const question of Object.values(QUESTIONS)) {
+      expect(questionPrompt(question, short).labels).toEqual(questionPrompt(question).labels);
+      expect(buildPrompt("s", Object.values(QUESTIONS), short).questions).toContainEqual(questionPrompt(question, short));
+    }
   });
 });

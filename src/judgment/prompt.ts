@@ -30,6 +30,13 @@ export const SYSTEM_TEXT =
   "with nothing but the requested label.";
 
 /**
+ * The system text of the short cues: how every type is answered is said once per request here,
+ * so each question carries only its own content and a short cue.
+ */
+export const SHORT_CUES_SYSTEM_TEXT =
+  SYSTEM_TEXT + " Answer options and levels by their number or letters, statements with Yes or No.";
+
+/**
  * How the prompt is laid out: the variants `scripts/prompt-ab.ts` compares on real models (README,
  * "Prompt and readout A/B"). The default is the one the measurements chose.
  */
@@ -38,13 +45,24 @@ export interface PromptStyle {
   choiceLabels: "letters" | "digits";
   /** The judge's standing instructions: in the system text (Gemma's template folds it into the user turn), or left out. */
   system: "judge" | "none";
+  /**
+   * The answer cue that ends each question: "full" spells the answer out in every question
+   * ("Answer with the number of the best option."); "short" says how each type is answered
+   * once in the system text and ends a question with a short cue ("Answer with a number.",
+   * "Yes or No?"), so asking several questions in one request costs each only its own tokens.
+   */
+  cues: "full" | "short";
 }
 
-export const DEFAULT_PROMPT_STYLE: PromptStyle = { choiceLabels: "letters", system: "judge" };
+/**
+ * Digits: on the held-out test split, numbered options beat letters on both real models (choice
+ * NLL 1.42 → 1.16 and 2.41 → 1.26; README, "Prompt and readout A/B").
+ */
+export const DEFAULT_PROMPT_STYLE: PromptStyle = { choiceLabels: "digits", system: "judge", cues: "full" };
 
 export function buildPrompt(state: unknown, questions: Question[], style: PromptStyle = DEFAULT_PROMPT_STYLE): JudgmentPrompt {
   return {
-    system: style.system === "judge" ? SYSTEM_TEXT : "",
+    system: style.system === "none" ? "" : style.cues === "short" ? SHORT_CUES_SYSTEM_TEXT : SYSTEM_TEXT,
     state: stateSection(state),
     questions: questions.map((q) => questionPrompt(q, style)),
     source: { state, questions },
@@ -62,9 +80,9 @@ export function questionPrompt(question: Question, style: PromptStyle = DEFAULT_
     case "choice":
       return choicePrompt(question.instructions, Object.entries(question.criteria), style);
     case "noul":
-      return noulPrompt(question.instructions, question.criteria ?? {});
+      return noulPrompt(question.instructions, question.criteria ?? {}, style);
     case "score":
-      return scorePrompt(question.instructions, question.criteria);
+      return scorePrompt(question.instructions, question.criteria, style);
   }
 }
 
@@ -76,30 +94,32 @@ function choicePrompt(instructions: unknown, options: [string, unknown][], style
     return text === "" ? `${labels[i]}. ${key}` : `${labels[i]}. ${key}: ${text}`;
   });
   const code = digits ? "number" : labels[0].length === 1 ? "letter" : "two-letter code";
-  const text =
-    `Question: ${renderValue(instructions)}\nOptions:\n${lines.join("\n")}\n` +
-    `Answer with the ${code} of the best option.`;
+  const text = style.cues === "short"
+    ? `${renderValue(instructions)}\n${lines.join("\n")}\nAnswer with a ${code}.`
+    : `Question: ${renderValue(instructions)}\nOptions:\n${lines.join("\n")}\nAnswer with the ${code} of the best option.`;
   return { text, labels };
 }
 
-function noulPrompt(instructions: unknown, criteria: { true?: unknown; false?: unknown }): PromptQuestion {
+function noulPrompt(instructions: unknown, criteria: { true?: unknown; false?: unknown }, style: PromptStyle): PromptQuestion {
   const ifTrue = renderValue(criteria.true);
   const ifFalse = renderValue(criteria.false);
+  const short = style.cues === "short";
   const lines = [`Statement: ${renderValue(instructions)}`];
-  if (ifTrue !== "") lines.push(`It holds when: ${ifTrue}`);
-  if (ifFalse !== "") lines.push(`It does not hold when: ${ifFalse}`);
-  lines.push("Does the statement hold? Answer Yes or No.");
+  if (ifTrue !== "") lines.push(`${short ? "Yes if" : "It holds when"}: ${ifTrue}`);
+  if (ifFalse !== "") lines.push(`${short ? "No if" : "It does not hold when"}: ${ifFalse}`);
+  lines.push(short ? "Yes or No?" : "Does the statement hold? Answer Yes or No.");
   return { text: lines.join("\n"), labels: [...NOUL_LABELS] };
 }
 
-function scorePrompt(instructions: unknown, levels: unknown[]): PromptQuestion {
+function scorePrompt(instructions: unknown, levels: unknown[], style: PromptStyle): PromptQuestion {
   const labels = scoreLabels(levels.length);
   const lines = levels.map((description, i) => {
     const text = renderValue(description);
     return text === "" ? `${labels[i]}` : `${labels[i]}: ${text}`;
   });
-  const text =
-    `Question: ${renderValue(instructions)}\nLevels (lowest first):\n${lines.join("\n")}\n` +
-    "Answer with the number of the level that fits best.";
+  const text = style.cues === "short"
+    ? `${renderValue(instructions)}\n${lines.join("\n")}\nAnswer with a number.`
+    : `Question: ${renderValue(instructions)}\nLevels (lowest first):\n${lines.join("\n")}\n` +
+      "Answer with the number of the level that fits best.";
   return { text, labels };
 }

@@ -118,7 +118,7 @@ describe.skipIf(models.length === 0).each(models)("on $name", ({ name, file }) =
       });
       (slots > 1 ? it.skip : exact)("score with every level count from 2 to 10", async () => {
         await check(slots, EXACTNESS_STATE, Array.from({ length: 9 }, (_, i) => scoreQuestion(i + 2)), "score");
-      });
+      }, SLOW);
       exact("after the cached prefix came from another request (prefix reuse)", async () => {
         const questions = [choiceQuestion(27), scoreQuestion(5)];
         const engine = engines.get(slots)!;
@@ -128,6 +128,26 @@ describe.skipIf(models.length === 0).each(models)("on $name", ({ name, file }) =
       });
     });
   }
+
+  // Under concurrent load: the heaviest questions at once on 3 slots, beside requests about other
+  // states, each equal to the same fresh full evaluation as the one-at-a-time tests above.
+  exact("under concurrent load (3 slots): 100 and 255 options and score 2–10 at once, beside other states' requests", async () => {
+    const engine = engines.get(3)!;
+    const scores = Array.from({ length: 9 }, (_, i) => scoreQuestion(i + 2));
+    const [hundred, all, levels] = await Promise.all([
+      engineProbabilities(engine, EXACTNESS_STATE, [choiceFor(100)]),
+      engineProbabilities(engine, EXACTNESS_STATE, [choiceFor(255)]),
+      engineProbabilities(engine, EXACTNESS_STATE, scores),
+      engineProbabilities(engine, "another state, read at the same time", [choiceQuestion(27), ...NOUL_QUESTIONS]),
+      engineProbabilities(engine, { ticket: "a third state", priority: 2 }, [scoreQuestion(5)]),
+    ]);
+    const expected = { hundred: [await reference(EXACTNESS_STATE, choiceFor(100))], all: [await reference(EXACTNESS_STATE, choiceFor(255))], levels: await Promise.all(scores.map((q) => reference(EXACTNESS_STATE, q))) };
+    const worst = (rows: number[][], ref: number[][]) => Math.max(...rows.flatMap((row, q) => row.map((p, i) => Math.abs(p - ref[q][i]))));
+    console.log(`${name} under concurrent load: max |engine − reference| choice 100 ${worst(hundred, expected.hundred)}, choice 255 ${worst(all, expected.all)}, score 2–10 ${worst(levels, expected.levels)}`);
+    expectClose(hundred, expected.hundred, "choice 100 under load");
+    expectClose(all, expected.all, "choice 255 under load");
+    expectClose(levels, expected.levels, "score 2–10 under load");
+  }, SLOW);
 
   describe("answers depend only on the state and the question itself", () => {
     const a = choiceQuestion(4);
