@@ -11,7 +11,9 @@ import {
 } from "../label-trie.js";
 import { longestTokenBytes, refuseCertainlyOverBudget } from "../budget-bound.js";
 import { loadModel, messageOf, modelIdFrom, type LlamaGpu, type LoadedModel } from "./runtime.js";
-import { createSequenceBrancher } from "./sequence-brancher.js";
+import { createSequenceBrancher, type SequenceBrancher } from "./sequence-brancher.js";
+import { createStrictBrancher } from "./strict-brancher.js";
+import { strictReuse } from "../strict-shapes.js";
 import { createSerialQueue } from "./serial-queue.js";
 import { createSlotRouter } from "../slot-router.js";
 import {
@@ -111,10 +113,21 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
     prefixStats.prefixTokensEvaluated += evaluated;
   };
 
+  // Strict: the prefix each slot holds in its own chunks (strict-shapes.ts), unknown after a failure.
+  const heldPrefix = new Map<number, readonly Token[]>();
   const evaluateOnSlot = async (target: LoadedModel, prepared: PreparedTokens, signal?: AbortSignal) => {
     const lease = await router.acquire(prepared.prefixTokens);
     try {
-      const run = () => evaluateJudgment(target.sequences[lease.slot], prepared, signal, countPrefix);
+      const sequence = target.sequences[lease.slot];
+      const run = async () => {
+        if (mode === "tolerant") return evaluateJudgment(createSequenceBrancher(sequence), (b) => b.reuseOrEvaluatePrefix(prepared.prefixTokens), prepared, signal, countPrefix);
+        const reused = strictReuse(heldPrefix.get(lease.slot), prepared.prefixTokens);
+        heldPrefix.delete(lease.slot);
+        const brancher = createStrictBrancher(sequence);
+        const result = await evaluateJudgment(brancher, (b) => b.evaluatePrefix(prepared.prefixTokens, reused).then(() => reused), prepared, signal, countPrefix);
+        heldPrefix.set(lease.slot, prepared.prefixTokens);
+        return result;
+      };
       return await (serialised(target.backend) ? cpuQueue.run(run) : run());
     } finally {
       lease.release();
@@ -209,8 +222,9 @@ function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: L
   return new PreparedTokens(prefixTokens, questions, inputTokens, questionTokens, prompt.diagnostics === true);
 }
 
-async function evaluateJudgment(
-  sequence: LoadedModel["sequences"][number],
+async function evaluateJudgment<B extends SequenceBrancher>(
+  brancher: B,
+  evaluatePrefix: (brancher: B) => Promise<number>,
   prepared: PreparedTokens,
   signal: AbortSignal | undefined,
   onPrefix: (reused: number, evaluated: number) => void,
@@ -218,9 +232,8 @@ async function evaluateJudgment(
   // A request whose client left while it waited for the model costs the model nothing.
   throwIfAborted(signal);
   const started = performance.now();
-  const brancher = createSequenceBrancher(sequence);
   try {
-    const reused = await brancher.reuseOrEvaluatePrefix(prepared.prefixTokens);
+    const reused = await evaluatePrefix(brancher);
     onPrefix(reused, prepared.prefixTokens.length - reused);
     const labelLogProbs: number[][] = [];
     const diagnostics: LabelDiagnostics[] = [];

@@ -38,18 +38,8 @@ const SLOW = 600_000;
 const choiceFor = (n: number): Question =>
   n < 100 ? choiceQuestion(n) : { type: "choice", instructions: `Pick one of ${n}.`, criteria: Object.fromEntries(Array.from({ length: n }, (_, i) => [`o${i}`, null])) };
 
-/**
- * KNOWN GAP, not a tolerance: on Gemma 3 270M (Q4_K_M) the in-process engine's probabilities
- * depend on how the prompt's tokens were split into batches, by far more than rounding: 0.002 to
- * 0.04 against the single-batch reference (SWA cache full or not alike), and the same request
- * answered 0.8345 then 0.8272 after another request moved the cached prefix's split point. These
- * tests are kept at full strictness and marked as failing (`it.fails`), so the day the cause is
- * fixed they turn red and the mark comes off. README, "Real models for tests and measurement".
- */
-const BATCH_SENSITIVE = new Set(["gemma3-270m"]);
 
 describe.skipIf(models.length === 0).each(models)("on $name", ({ name, file }) => {
-  const exact = BATCH_SENSITIVE.has(name) ? it.fails : it;
   let llama: Llama;
   let model: LlamaModel;
   const engines = new Map<number, LlamaEngine>();
@@ -109,23 +99,23 @@ describe.skipIf(models.length === 0).each(models)("on $name", ({ name, file }) =
   for (const slots of [1, 3]) {
     describe(`with ${slots} slot(s), the engine's probabilities equal a fresh full evaluation`, () => {
       for (const n of slots === 1 ? [2, 26, 27, 100, 255] : [2, 27]) {
-        exact(`choice with ${n} options`, async () => {
+        it(`choice with ${n} options`, async () => {
           await check(slots, EXACTNESS_STATE, [choiceFor(n)], `choice ${n}`);
         }, SLOW);
       }
-      exact("noul without criteria, two-sided and one-sided (Yes/No)", async () => {
+      it("noul without criteria, two-sided and one-sided (Yes/No)", async () => {
         await check(slots, EXACTNESS_STATE, NOUL_QUESTIONS, "noul");
-      });
-      (slots > 1 ? it.skip : exact)("score with every level count from 2 to 10", async () => {
+      }, SLOW);
+      (slots > 1 ? it.skip : it)("score with every level count from 2 to 10", async () => {
         await check(slots, EXACTNESS_STATE, Array.from({ length: 9 }, (_, i) => scoreQuestion(i + 2)), "score");
-      });
-      exact("after the cached prefix came from another request (prefix reuse)", async () => {
+      }, SLOW);
+      it("after the cached prefix came from another request (prefix reuse)", async () => {
         const questions = [choiceQuestion(27), scoreQuestion(5)];
         const engine = engines.get(slots)!;
         await engineProbabilities(engine, { ticket: "I was charged once.", priority: 1 }, questions);
         await engineProbabilities(engine, EXACTNESS_STATE, [choiceQuestion(3)]);
         await check(slots, EXACTNESS_STATE, questions, "reused prefix");
-      });
+      }, SLOW);
     });
   }
 
@@ -149,11 +139,9 @@ describe.skipIf(models.length === 0).each(models)("on $name", ({ name, file }) =
       expect(removed[0], `a in [a, c] vs alone: ${context}`).toEqual(alone[0]);
       expect(reordered[1], `b in [c, b, a] vs [b, a, c]: ${context}`).toEqual(withOthers[0]);
       expect(removed[1], `c in [a, c] vs [c, b, a]: ${context}`).toEqual(reordered[0]);
-    });
+    }, SLOW);
 
-    // On Gemma whether a repeat differs depends on what the cache held before (it did after the
-    // whole suite, not after these tests alone): a known gap that no single order shows reliably.
-    (BATCH_SENSITIVE.has(name) ? it.skip : it)("the same request gives the same probabilities, on any slot count, after anything else", async () => {
+    it("the same request gives the same probabilities, on any slot count, after anything else", async () => {
       const first = await engineProbabilities(engines.get(1)!, EXACTNESS_STATE, [a, b, c]);
       await engineProbabilities(engines.get(1)!, "something else entirely", [c]);
       const second = await engineProbabilities(engines.get(1)!, EXACTNESS_STATE, [a, b, c]);
@@ -163,7 +151,7 @@ describe.skipIf(models.length === 0).each(models)("on $name", ({ name, file }) =
       ]);
       expect(second, "the same request twice").toEqual(first);
       expect(onThree, "1 slot vs 3 slots").toEqual(first);
-    });
+    }, SLOW);
   });
 
 });

@@ -40,11 +40,7 @@ export function createSequenceBrancher(sequence: LlamaContextSequence): Sequence
       // Only the requested logits cross into JavaScript unless the whole vocabulary is needed.
       const logits = normalised || diagnose ? true : { filter: { tokens: candidates } };
       const next = await evaluateInBatches(sequence, tokens, { logits, options: { temperature: 0 } });
-      if (!next) throw new Error("the model returned no logits");
-      // The candidates' values are the same numbers whichever way they were read.
-      const values: Extended = normalised ? logProbsOf(next, candidates) : pick(next, candidates);
-      if (diagnose) values.diagnostics = diagnosticsOf(next, candidates);
-      return values;
+      return readLogits(next, candidates, normalised, diagnose);
     },
     async retract(count) {
       await rollbackTo(sequence.nextTokenIndex - count);
@@ -85,6 +81,15 @@ async function evaluateInBatches(
     if (last && generateNext) logits = output[size - 1]?.next.logits;
   }
   return logits;
+}
+
+/** What `extend` returns from the logits after its last token. */
+export function readLogits(next: Map<Token, number> | undefined, candidates: Token[], normalised: boolean, diagnose?: boolean): Extended {
+  if (!next) throw new Error("the model returned no logits");
+  // The candidates' values are the same numbers whichever way they were read.
+  const values: Extended = normalised ? logProbsOf(next, candidates) : pick(next, candidates);
+  if (diagnose) values.diagnostics = diagnosticsOf(next, candidates);
+  return values;
 }
 
 /** Label mass and top token over the full distribution, in float64 like the readout. */
