@@ -119,6 +119,19 @@ describe.skipIf(models.length === 0).each(models)("on $name", ({ name, file }) =
     });
   }
 
+  // Strict reuses a cached prefix only in whole 256-token chunks: a long state sharing its first
+  // few hundred tokens with the cached one re-reads the rest in its own chunks.
+  it("a long state that shares its start with the cached one equals a fresh full evaluation", async () => {
+    const lines = Array.from({ length: 60 }, (_, i) => `Line ${i}: the customer wrote again about order ${1000 + i}.`);
+    const first = { ticket: lines.join(" "), priority: 1 };
+    const second = { ticket: [...lines.slice(0, 45), "Then they asked for a refund."].join(" "), priority: 3 };
+    const questions = [choiceQuestion(4), NOUL_QUESTIONS[0]];
+    for (const slots of [1, 3]) {
+      await engineProbabilities(engines.get(slots)!, first, questions);
+      await check(slots, second, questions, "state sharing its start with the cached one");
+    }
+  }, SLOW);
+
   describe("answers depend only on the state and the question itself", () => {
     const a = choiceQuestion(4);
     const b = scoreQuestion(5);
