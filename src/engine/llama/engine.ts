@@ -45,8 +45,13 @@ export interface LlamaEngineOptions {
   gpu?: LlamaGpu;
   /** States kept cached at once (JUDGE_SLOTS); 1 by default. */
   slots?: number;
-  /** JUDGE_EXACTNESS: strict evaluates one request at a time on every backend; tolerant lets slots decode in parallel. */
+  /**
+   * JUDGE_EXACTNESS: strict evaluates one request at a time in fixed shapes (strict-shapes.ts) on
+   * every backend; tolerant lets slots decode in parallel and reuses any cached prefix.
+   */
   exactness?: "strict" | "tolerant";
+  /** JUDGE_EXACTNESS_BOUND, reported for tolerant (no start-up probe runs in-process yet); strict's is 1e-9. */
+  exactnessBound?: number;
   /** Shows a download progress bar for a missing model. */
   showDownloadProgress?: boolean;
 }
@@ -70,14 +75,13 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
   const gpu = options.gpu ?? "off";
   const slots = options.slots ?? 1;
   const router = createSlotRouter(slots);
-  // On CPU one request evaluates at a time, whatever its slot. node-llama-cpp would decode
-  // concurrent slots together, packing their tokens into shared batches of 512, and may then
-  // cut one slot's tokens so a single token lands alone in a batch, which changes its logits
-  // (sequence-brancher.ts); prompt reading is compute-bound on CPU, so interleaving gains
-  // little anyway. On a GPU, where numbers are not bit-exact in any case, slots decode in
-  // parallel and node-llama-cpp batches them together.
-  // JUDGE_EXACTNESS strict keeps that on every backend (nothing batched beside a request);
-  // tolerant lets slots decode together, CPU included (README "Exactness: strict and tolerant").
+  // strict (the default): one request evaluates at a time, whatever its slot and backend, in the
+  // fixed shapes of strict-shapes.ts, so nothing is ever batched beside it and a cached prefix
+  // reads exactly as a fresh one. tolerant: slots decode concurrently and node-llama-cpp packs
+  // their tokens into shared batches (on a GPU that is where throughput comes from; on CPU prompt
+  // reading is compute-bound, so it gains little), and a prefix is reused wherever it matches,
+  // so answers may move with other traffic and cache history by what the kernels' batch
+  // dependence gives (README "Exactness: strict and tolerant").
   const cpuQueue = createSerialQueue();
   const mode = options.exactness ?? "strict";
   const serialised = (_backend: string) => mode === "strict";
@@ -137,7 +141,7 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
   return {
     modelId,
     get description(): EngineDescription {
-      return { kind: "llama", backend, slots, exactness: { mode, bound: mode === "strict" ? 1e-9 : 1e-3 } };
+      return { kind: "llama", backend, slots, exactness: { mode, bound: mode === "strict" ? 1e-9 : (options.exactnessBound ?? 1e-3) } };
     },
     ready,
     status: () => status,
