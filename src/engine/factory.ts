@@ -27,6 +27,7 @@ export function createEngine(config: EngineConfig, options: { showDownloadProgre
       gpu: config.gpu,
       slots: config.slots,
       exactness: engine.exactness,
+      exactnessBound: engine.exactnessBound,
       showDownloadProgress: options.showDownloadProgress,
     });
   }

@@ -15,22 +15,23 @@ import type { JudgmentPrompt } from "../judgment/prompt.js";
  * rollback, no logit filter), full-vocabulary log-softmax in float64, chain rule, then
  * renormalisation over the labels. Slow and simple on purpose.
  *
- * On CPU, batches of two or more tokens give the same logits however a sequence is split
- * between them, and only a batch of one differs (src/engine/llama/batching.test.ts measures
- * both). Neither this nor the engine ever evaluates a batch of one, so the two must agree to
- * the rounding of their float64 sums.
+ * Each fresh evaluation runs the shapes of strict mode (src/engine/strict-shapes.ts, written out
+ * again here): llama.cpp's CPU kernels are not batch invariant (Gemma 3 270M moves by up to
+ * 0.04 between two splits of the same tokens), so "the same numbers as a fresh evaluation" is
+ * only defined for given shapes, and strict's are the engine's contract. Nothing else of the
+ * engine is shared, so the two must agree to the rounding of their float64 sums.
  */
 export async function referenceProbabilities(model: LlamaModel, prompt: JudgmentPrompt): Promise<number[][]> {
   const template = createChatPromptTemplate(resolveChatWrapper(model), bosTextOf(model));
   const prefix = template.prefix(prompt.system, prompt.state).tokenize(model.tokenizer);
-  const context = await model.createContext({ contextSize: 8192, batchSize: BATCH + 1, sequences: 1, threads: 1, flashAttention: false });
+  const context = await model.createContext({ contextSize: 8192, batchSize: STRICT_BATCH, sequences: 1, threads: 1, flashAttention: false, swaFullCache: true });
   const sequence = context.getSequence();
   try {
     const answers: number[][] = [];
     for (const question of prompt.questions) {
-      const promptTokens = [...prefix, ...template.suffix(question.text).tokenize(model.tokenizer)];
+      const suffix = template.suffix(question.text).tokenize(model.tokenizer);
       // One fresh evaluation per distinct label prefix (labels sharing a first token share it).
-      const freshLogSoftmax = memoise((labelPrefix: Token[]) => evaluateFresh(sequence, [...promptTokens, ...labelPrefix]));
+      const freshLogSoftmax = memoise((labelPrefix: Token[]) => evaluateFreshStrict(sequence, prefix, suffix, labelPrefix));
       const logProbs: number[] = [];
       for (const label of question.labels) {
         const tokens = model.tokenize(label);
@@ -46,18 +47,26 @@ export async function referenceProbabilities(model: LlamaModel, prompt: Judgment
   }
 }
 
-type LogSoftmax = (token: Token) => number;
+/** Strict mode's prefix chunk and decode size (src/engine/strict-shapes.ts, llama/runtime.ts). */
+const STRICT_CHUNK = 256;
+const STRICT_BATCH = 512;
 
 /**
- * Batches of 512 tokens, and of 513 when that leaves no token alone (hence the context's batch
- * size). One batch per evaluation would be simpler but runs 3× slower (attention over one huge batch).
+ * Clears the sequence and evaluates, in strict mode's shapes: the state prefix in chunks of 256
+ * from position 0, each with a spare token after it that is dropped; the question but its last
+ * two tokens, with a spare token dropped likewise; then those two and the label's earlier tokens
+ * as one batch. Returns the next-token log-softmax.
  */
-export const BATCH = 512;
-
-/** Clears the sequence, evaluates every token from scratch, returns the next-token log-softmax. */
-async function evaluateFresh(sequence: LlamaContextSequence, tokens: Token[]): Promise<LogSoftmax> {
+async function evaluateFreshStrict(sequence: LlamaContextSequence, prefix: Token[], suffix: Token[], labelPrefix: Token[]): Promise<LogSoftmax> {
   await sequence.eraseContextTokenRanges([{ start: 0, end: sequence.nextTokenIndex }]);
-  const next = await evaluateWithoutLoneToken(sequence, tokens);
+  const withSpare = async (tokens: Token[]) => {
+    await decode(sequence, [...tokens, prefix[0]]);
+    await sequence.eraseContextTokenRanges([{ start: sequence.nextTokenIndex - 1, end: sequence.nextTokenIndex }]);
+  };
+  for (let start = 0; start < prefix.length; start += STRICT_CHUNK) await withSpare(prefix.slice(start, start + STRICT_CHUNK));
+  const stem = Math.max(0, suffix.length - 2);
+  await withSpare(suffix.slice(0, stem));
+  const next = await decode(sequence, [...suffix.slice(stem), ...labelPrefix], true);
   if (!next) throw new Error("no logits");
   let max = -Infinity;
   for (const v of next.values()) max = Math.max(max, v);
@@ -66,6 +75,27 @@ async function evaluateFresh(sequence: LlamaContextSequence, tokens: Token[]): P
   const logNormaliser = max + Math.log(total);
   return (token) => next.get(token)! - logNormaliser;
 }
+
+/** Appends `tokens`, one decode per STRICT_BATCH tokens; the logits after the last one when asked. */
+async function decode(sequence: LlamaContextSequence, tokens: Token[], logits = false): Promise<Map<Token, number> | undefined> {
+  let next: Map<Token, number> | undefined;
+  for (let start = 0; start < tokens.length; start += STRICT_BATCH) {
+    const input: ControlledEvaluateInputItem[] = tokens.slice(start, start + STRICT_BATCH);
+    const last = start + input.length === tokens.length;
+    if (last && logits) input[input.length - 1] = [tokens[tokens.length - 1], { generateNext: { logits: true } }];
+    const output = await sequence.controlledEvaluate(input);
+    if (last && logits) next = output[input.length - 1]?.next.logits;
+  }
+  return next;
+}
+
+type LogSoftmax = (token: Token) => number;
+
+/**
+ * Batches of 512 tokens, and of 513 when that leaves no token alone (hence the context's batch
+ * size). One batch per evaluation would be simpler but runs 3× slower (attention over one huge batch).
+ */
+export const BATCH = 512;
 
 /**
  * Appends `tokens` to what the sequence holds, in batches of `BATCH` from the start except that a

@@ -3,6 +3,7 @@ import { callJson, describe, quote, type RemoteServer } from "../remote/http.js"
 import { EngineFailedError, throwIfAborted } from "../types.js";
 import { checkStatus, FORCE_BIAS, parseCompletion } from "./completion.js";
 import { commonPrefix } from "../slot-router.js";
+import { STRICT_CHUNK } from "../strict-shapes.js";
 
 /**
  * Reads many trie nodes (a context and the candidate next tokens) on one slot in a fixed, small
@@ -34,7 +35,7 @@ import { commonPrefix } from "../slot-router.js";
 export type Exactness = "strict" | "tolerant";
 
 /** Strict mode evaluates the state prefix in chunks of this many tokens from position 0 (≤ the server's 512-token ubatch). */
-export const STRICT_CHUNK = 256;
+export { STRICT_CHUNK };
 
 export interface NodeToRead {
   context: Token[];

@@ -2,9 +2,10 @@ import type { RemoteEngineOptions } from "../remote/options.js";
 import { describe } from "../remote/http.js";
 import { createRemotePreparer, RemotePrepared } from "../remote/prepare.js";
 import { createChatPromptTemplate } from "../chat-prompt.js";
-import { commonPrefix, createSlotRouter, type SlotRouter } from "../slot-router.js";
+import { createSlotRouter, type SlotRouter } from "../slot-router.js";
 import { createSerialQueue } from "../llama/serial-queue.js";
-import { STRICT_CHUNK, type Exactness } from "./batch-read.js";
+import type { Exactness } from "./batch-read.js";
+import { strictReuse } from "../strict-shapes.js";
 import {
   EngineFailedError,
   EngineUnavailableError,
@@ -177,18 +178,6 @@ export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: Ll
       connected = undefined;
     },
   };
-}
-
-/**
- * Strict: prefix tokens a slot holds in this prefix's own chunks. The same prefix: all of it;
- * another one sharing a start: the whole chunks they share (a partial last chunk was evaluated
- * in another shape); unknown (a failed read, a new slot): none.
- */
-function strictReuse(held: readonly Token[] | undefined, prefix: readonly Token[]): number {
-  if (!held) return 0;
-  const common = commonPrefix(held, prefix);
-  if (common === prefix.length && held.length === prefix.length) return common;
-  return Math.floor(common / STRICT_CHUNK) * STRICT_CHUNK;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

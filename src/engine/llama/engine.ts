@@ -11,7 +11,9 @@ import {
 } from "../label-trie.js";
 import { longestTokenBytes, refuseCertainlyOverBudget } from "../budget-bound.js";
 import { loadModel, messageOf, modelIdFrom, type LlamaGpu, type LoadedModel } from "./runtime.js";
-import { createSequenceBrancher } from "./sequence-brancher.js";
+import { createSequenceBrancher, type SequenceBrancher } from "./sequence-brancher.js";
+import { createStrictBrancher } from "./strict-brancher.js";
+import { strictReuse } from "../strict-shapes.js";
 import { createSerialQueue } from "./serial-queue.js";
 import { createSlotRouter } from "../slot-router.js";
 import {
@@ -43,8 +45,13 @@ export interface LlamaEngineOptions {
   gpu?: LlamaGpu;
   /** States kept cached at once (JUDGE_SLOTS); 1 by default. */
   slots?: number;
-  /** JUDGE_EXACTNESS: strict evaluates one request at a time on every backend; tolerant lets slots decode in parallel. */
+  /**
+   * JUDGE_EXACTNESS: strict evaluates one request at a time in fixed shapes (strict-shapes.ts) on
+   * every backend; tolerant lets slots decode in parallel and reuses any cached prefix.
+   */
   exactness?: "strict" | "tolerant";
+  /** JUDGE_EXACTNESS_BOUND, reported for tolerant (no start-up probe runs in-process yet); strict's is 1e-9. */
+  exactnessBound?: number;
   /** Shows a download progress bar for a missing model. */
   showDownloadProgress?: boolean;
 }
@@ -68,14 +75,13 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
   const gpu = options.gpu ?? "off";
   const slots = options.slots ?? 1;
   const router = createSlotRouter(slots);
-  // On CPU one request evaluates at a time, whatever its slot. node-llama-cpp would decode
-  // concurrent slots together, packing their tokens into shared batches of 512, and may then
-  // cut one slot's tokens so a single token lands alone in a batch, which changes its logits
-  // (sequence-brancher.ts); prompt reading is compute-bound on CPU, so interleaving gains
-  // little anyway. On a GPU, where numbers are not bit-exact in any case, slots decode in
-  // parallel and node-llama-cpp batches them together.
-  // JUDGE_EXACTNESS strict keeps that on every backend (nothing batched beside a request);
-  // tolerant lets slots decode together, CPU included (README "Exactness: strict and tolerant").
+  // strict (the default): one request evaluates at a time, whatever its slot and backend, in the
+  // fixed shapes of strict-shapes.ts, so nothing is ever batched beside it and a cached prefix
+  // reads exactly as a fresh one. tolerant: slots decode concurrently and node-llama-cpp packs
+  // their tokens into shared batches (on a GPU that is where throughput comes from; on CPU prompt
+  // reading is compute-bound, so it gains little), and a prefix is reused wherever it matches,
+  // so answers may move with other traffic and cache history by what the kernels' batch
+  // dependence gives (README "Exactness: strict and tolerant").
   const cpuQueue = createSerialQueue();
   const mode = options.exactness ?? "strict";
   const serialised = (_backend: string) => mode === "strict";
@@ -111,10 +117,21 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
     prefixStats.prefixTokensEvaluated += evaluated;
   };
 
+  // Strict: the prefix each slot holds in its own chunks (strict-shapes.ts), unknown after a failure.
+  const heldPrefix = new Map<number, readonly Token[]>();
   const evaluateOnSlot = async (target: LoadedModel, prepared: PreparedTokens, signal?: AbortSignal) => {
     const lease = await router.acquire(prepared.prefixTokens);
     try {
-      const run = () => evaluateJudgment(target.sequences[lease.slot], prepared, signal, countPrefix);
+      const sequence = target.sequences[lease.slot];
+      const run = async () => {
+        if (mode === "tolerant") return evaluateJudgment(createSequenceBrancher(sequence), (b) => b.reuseOrEvaluatePrefix(prepared.prefixTokens), prepared, signal, countPrefix);
+        const reused = strictReuse(heldPrefix.get(lease.slot), prepared.prefixTokens);
+        heldPrefix.delete(lease.slot);
+        const brancher = createStrictBrancher(sequence);
+        const result = await evaluateJudgment(brancher, (b) => b.evaluatePrefix(prepared.prefixTokens, reused).then(() => reused), prepared, signal, countPrefix);
+        heldPrefix.set(lease.slot, prepared.prefixTokens);
+        return result;
+      };
       return await (serialised(target.backend) ? cpuQueue.run(run) : run());
     } finally {
       lease.release();
@@ -124,7 +141,7 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
   return {
     modelId,
     get description(): EngineDescription {
-      return { kind: "llama", backend, slots, exactness: { mode, bound: mode === "strict" ? 1e-9 : 1e-3 } };
+      return { kind: "llama", backend, slots, exactness: { mode, bound: mode === "strict" ? 1e-9 : (options.exactnessBound ?? 1e-3) } };
     },
     ready,
     status: () => status,
@@ -209,8 +226,9 @@ function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: L
   return new PreparedTokens(prefixTokens, questions, inputTokens, questionTokens, prompt.diagnostics === true);
 }
 
-async function evaluateJudgment(
-  sequence: LoadedModel["sequences"][number],
+async function evaluateJudgment<B extends SequenceBrancher>(
+  brancher: B,
+  evaluatePrefix: (brancher: B) => Promise<number>,
   prepared: PreparedTokens,
   signal: AbortSignal | undefined,
   onPrefix: (reused: number, evaluated: number) => void,
@@ -218,9 +236,8 @@ async function evaluateJudgment(
   // A request whose client left while it waited for the model costs the model nothing.
   throwIfAborted(signal);
   const started = performance.now();
-  const brancher = createSequenceBrancher(sequence);
   try {
-    const reused = await brancher.reuseOrEvaluatePrefix(prepared.prefixTokens);
+    const reused = await evaluatePrefix(brancher);
     onPrefix(reused, prepared.prefixTokens.length - reused);
     const labelLogProbs: number[][] = [];
     const diagnostics: LabelDiagnostics[] = [];

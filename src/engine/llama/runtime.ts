@@ -10,6 +10,7 @@ import {
 } from "node-llama-cpp";
 import { createChatPromptTemplate, type ChatPromptTemplate } from "../chat-prompt.js";
 import { findModelFile } from "./model-file.js";
+import { STRICT_BATCH } from "../strict-shapes.js";
 
 /** Which llama.cpp build to run on: `auto` takes a GPU when a prebuilt binary for it works here. */
 export type LlamaGpu = "auto" | "cuda" | "vulkan" | "metal" | "off";
@@ -61,6 +62,9 @@ export async function loadModel(settings: LoadSettings, report: (detail: string)
     // cache, and a prefix kept across requests or a rolled-back label branch would then attend
     // to cells already dropped: answers would depend on what was evaluated before.
     swaFullCache: true,
+    // Strict mode's decode size (llama-server's default ubatch, too): a longer run is cut at
+    // the same places on both engines and in the test reference (strict-shapes.ts).
+    batchSize: STRICT_BATCH,
   });
   const sequences = Array.from({ length: settings.slots }, () => context.getSequence());
   const template = createChatPromptTemplate(resolveChatWrapper(model), bosTextOf(model));

@@ -3,15 +3,16 @@ import type { BranchingSequence, Extended, LabelDiagnostics, Token } from "../la
 
 /**
  * The model's sequence as a `BranchingSequence`: extends by evaluating tokens, retracts by
- * erasing them from the KV cache, and keeps a prefix cached across requests.
+ * erasing them from the KV cache, and keeps a prefix cached across requests. This is the
+ * `tolerant` reading (strict-brancher.ts is `strict`'s): any cached prefix is reused and
+ * tokens are evaluated in whatever batches the cache state leaves, never a batch of one.
  *
- * Every token is evaluated in a batch of at least two tokens. On CPU, llama.cpp sends a batch
- * of one through other matrix kernels than a longer batch (llamafile's sgemm declines n < 2 and
- * ggml's vec_dot sums in another order), so a token alone gets slightly different logits
- * (~4e-6 on the tiny fixture; on a random 24-layer Q4_0 fixture, which amplifies rounding
- * chaotically, up to 0.4). Batches of two or more give bit-identical logits however the
- * tokens are split between them (src/engine/llama/batching.test.ts), so the engine's numbers
- * equal one fresh evaluation of the whole token sequence, whatever was cached before.
+ * A token alone goes through other matrix kernels (llamafile's sgemm declines n < 2 and ggml's
+ * vec_dot sums in another order: ~4e-6 on the tiny fixture, up to 0.4 on a random 24-layer Q4_0
+ * fixture). Batches of two or more agree bit for bit on F32 and the tiny Q4_0 fixture
+ * (batching.test.ts), but not in general: quantized products split rows between GEMM and GEMV
+ * kernels by batch size (1.25e-4 on the 0.5B fixture, 0.002–0.04 on Gemma 3 270M), which is why
+ * strict fixes the shapes instead.
  */
 export interface SequenceBrancher extends BranchingSequence {
   /** Keeps the longest cached match of `prefix`, erases the rest, evaluates what is missing. */
@@ -40,11 +41,7 @@ export function createSequenceBrancher(sequence: LlamaContextSequence): Sequence
       // Only the requested logits cross into JavaScript unless the whole vocabulary is needed.
       const logits = normalised || diagnose ? true : { filter: { tokens: candidates } };
       const next = await evaluateInBatches(sequence, tokens, { logits, options: { temperature: 0 } });
-      if (!next) throw new Error("the model returned no logits");
-      // The candidates' values are the same numbers whichever way they were read.
-      const values: Extended = normalised ? logProbsOf(next, candidates) : pick(next, candidates);
-      if (diagnose) values.diagnostics = diagnosticsOf(next, candidates);
-      return values;
+      return readLogits(next, candidates, normalised, diagnose);
     },
     async retract(count) {
       await rollbackTo(sequence.nextTokenIndex - count);
@@ -85,6 +82,15 @@ async function evaluateInBatches(
     if (last && generateNext) logits = output[size - 1]?.next.logits;
   }
   return logits;
+}
+
+/** What `extend` returns from the logits after its last token. */
+export function readLogits(next: Map<Token, number> | undefined, candidates: Token[], normalised: boolean, diagnose?: boolean): Extended {
+  if (!next) throw new Error("the model returned no logits");
+  // The candidates' values are the same numbers whichever way they were read.
+  const values: Extended = normalised ? logProbsOf(next, candidates) : pick(next, candidates);
+  if (diagnose) values.diagnostics = diagnosticsOf(next, candidates);
+  return values;
 }
 
 /** Label mass and top token over the full distribution, in float64 like the readout. */
