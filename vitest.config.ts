@@ -1,40 +1,39 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { defineConfig } from "vitest/config";
-import { isSystemTest } from "./src/testing/test-kinds.js";
+import { testLane, type TestLane } from "./src/testing/test-kinds.js";
 
 /**
- * Two parts (src/testing/test-kinds.ts decides which test is which, from its code):
- * - unit: no port, model, database, browser or process; run in parallel, in worker threads;
- * - system: the real servers, databases, llama.cpp, llama-server and processes; one file at a
- *   time in its own process (node-llama-cpp loads a native addon, and on the machine's 2
- *   cores one file at a time keeps the engine's evaluation time predictable).
- * The unit part runs first (sequence.groupOrder), so the two never compete for the cores.
+ * Four parts (src/testing/test-kinds.ts decides which test is which, from its code), in three
+ * steps (sequence.groupOrder; the parts of one step run side by side, one pool each):
+ * 1. unit: no port, model, database, browser or process; worker threads, two at a time.
+ * 2. system (worker threads, two files at a time: most of their time is spent waiting on
+ *    servers, databases and child processes) beside models (real weights: one file at a time in
+ *    its own process, since node-llama-cpp loads a native addon and one model at a time keeps the
+ *    2 cores from being split three ways).
+ * 3. timed: files that assert on elapsed time, one at a time with nothing beside them.
+ * Vitest 3 sizes each pool from the root poolOptions, so threads serve both 1 and 2, and forks
+ * (one at a time) both models and timed.
  */
 const tests = (readdirSync("src", { recursive: true }) as string[])
   .filter((file) => file.endsWith(".test.ts"))
   .map((file) => join("src", file).split("\\").join("/"));
-const unit = tests.filter((file) => !isSystemTest(join(process.cwd(), file)));
+const lanes = new Map(tests.map((file) => [file, testLane(join(process.cwd(), file))]));
+const inLane = (lane: TestLane) => tests.filter((file) => lanes.get(file) === lane);
 
 export default defineConfig({
   test: {
     testTimeout: 120_000,
     hookTimeout: 180_000,
-    // Vitest 3 sizes each pool from the root config: threads for the unit part, forks (one
-    // at a time) for the system part.
     poolOptions: {
       threads: { minThreads: 1, maxThreads: 2 },
       forks: { minForks: 1, maxForks: 1 },
     },
     projects: [
-      {
-        extends: true,
-        test: { name: "unit", include: unit, pool: "threads", sequence: { groupOrder: 0 } },
-      },
-      {
-        extends: true,
-        test: { name: "system", include: ["src/**/*.test.ts"], exclude: unit, pool: "forks", sequence: { groupOrder: 1 } },
-      },
+      { extends: true, test: { name: "unit", include: inLane("unit"), pool: "threads", sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: "system", include: inLane("system"), pool: "threads", sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: "models", include: inLane("models"), pool: "forks", sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: "timed", include: inLane("timed"), pool: "forks", sequence: { groupOrder: 2 } } },
     ],
   },
 });

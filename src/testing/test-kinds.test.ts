@@ -1,7 +1,7 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { isSystemTest } from "./test-kinds.js";
+import { isSystemTest, testLane } from "./test-kinds.js";
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -18,5 +18,21 @@ describe("which part of the suite a test runs in", () => {
     ["engine/llama/engine.test.ts", true],
   ])("%s is a system test: %s", (file, system) => {
     expect(isSystemTest(join(SRC, file))).toBe(system);
+  });
+});
+
+describe("which lane a system test runs in", () => {
+  it.each([
+    ["judgment/answers.test.ts", "unit"],
+    ["store/store.test.ts", "system"],
+    ["console/console.browser.test.ts", "system"],
+    // Real weights: one file at a time, beside the system lane.
+    ["engine/llama/exactness.real-models.test.ts", "models"],
+    ["engine/llama-server/gpu-check.test.ts", "models"],
+    // Asserts on elapsed time (marked): alone, after the rest.
+    ["http/fuzz.test.ts", "timed"],
+    ["engine/llama-server/round-trips.test.ts", "timed"],
+  ])("%s runs in the %s lane", (file, lane) => {
+    expect(testLane(join(SRC, file))).toBe(lane);
   });
 });

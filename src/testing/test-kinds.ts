@@ -2,8 +2,15 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve, sep } from "node:path";
 
 /**
- * Which test files are unit tests (run in parallel) and which are system tests (one file at a
- * time): a test is a system test when it, or the test support it imports (testing/, test
+ * Which part of the suite a test file runs in (vitest.config.ts):
+ * - unit: no port, model, database, browser, process or thread;
+ * - system: real servers, databases, processes and the tiny fixture models; two files at a time;
+ * - models: CPU-bound work on real weights (real models, gpu-check.sh); one file at a time, beside
+ *   the system part, so two model loads never share the 2 cores;
+ * - timed: files that assert on elapsed time (marked `@lane timed` in a comment); one at a time,
+ *   after everything else, with nothing beside them, so another file's load cannot fail them.
+ *
+ * A test is a system test when it, or the test support it imports (testing/, test
  * helpers; followed transitively), opens or serves a port, loads a model, opens a database,
  * drives a browser or starts a process or thread. Computed from the code, so a new test lands in
  * the right part without a list; production modules are not followed (importing a library's
@@ -18,6 +25,20 @@ const SYSTEM_MARKERS = [
   /\b(fetch|spawn|execFile|execFileSync|spawnSync|fork|getLlama|createLlamaEngine|readyTinyEngine|startTestServer|startHttpServer|buildServices|createStore|newTestDatabase|tinyFixturePath)\s*\(/,
   /\.listen\(/,
 ];
+
+/** Real weights or a whole benchmark script: minutes of CPU, one file at a time. */
+const MODEL_MARKERS = [/\bavailableRealModels\s*\(/, /gpu-check\.sh/, /@lane models\b/];
+const TIMED_MARKER = /@lane timed\b/;
+
+export type TestLane = "unit" | "system" | "models" | "timed";
+
+/** The part of the suite the test file at `path` runs in (see the comment at the top). */
+export function testLane(path: string): TestLane {
+  if (!isSystemTest(path)) return "unit";
+  const text = readFileSync(path, "utf8");
+  if (TIMED_MARKER.test(text)) return "timed";
+  return MODEL_MARKERS.some((marker) => marker.test(text)) ? "models" : "system";
+}
 
 const RELATIVE_IMPORT = /^\s*(?:import|export)\s+(?!type\b)(?:[^"';]*?\sfrom\s+)?["'](\.[^"']+)["']|\bimport\(\s*["'](\.[^"']+)["']\s*\)/gm;
 

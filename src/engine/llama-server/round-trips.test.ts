@@ -1,3 +1,4 @@
+// @lane timed: asserts on elapsed time, so it runs with no other test file beside it (src/testing/test-kinds.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Question } from "../../judgment/schema.js";
 import { tinyFixturePath } from "../../testing/fixture.js";
