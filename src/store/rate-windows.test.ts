@@ -95,12 +95,12 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       const decisions = [];
       for (let i = 0; i < 6; i++) decisions.push(await t.hit());
       expect(decisions, JSON.stringify(decisions)).toEqual([
-        { allowed: true, limit: 3, remaining: 2, resetSeconds: 60 },
-        { allowed: true, limit: 3, remaining: 1, resetSeconds: 60 },
-        { allowed: true, limit: 3, remaining: 0, resetSeconds: 60 },
-        { allowed: false, limit: 3, remaining: 0, resetSeconds: 60 },
-        { allowed: false, limit: 3, remaining: 0, resetSeconds: 60 },
-        { allowed: false, limit: 3, remaining: 0, resetSeconds: 60 },
+        { allowed: true, scope: "plan", limit: 3, remaining: 2, resetSeconds: 60 },
+        { allowed: true, scope: "plan", limit: 3, remaining: 1, resetSeconds: 60 },
+        { allowed: true, scope: "plan", limit: 3, remaining: 0, resetSeconds: 60 },
+        { allowed: false, scope: "plan", limit: 3, remaining: 0, resetSeconds: 60 },
+        { allowed: false, scope: "plan", limit: 3, remaining: 0, resetSeconds: 60 },
+        { allowed: false, scope: "plan", limit: 3, remaining: 0, resetSeconds: 60 },
       ]);
       expect(await windowsOf(t)).toEqual([{ key: `rpm:${t.accountId}`, window_start: JAN_31, count: 3 }]);
     });
@@ -128,10 +128,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
         [59_999, 1],
       ]);
       t.at(60_000);
-      expect(await t.hit(), "a new window").toEqual({ allowed: true, limit: 2, remaining: 1, resetSeconds: 60 });
+      expect(await t.hit(), "a new window").toEqual({ allowed: true, scope: "plan", limit: 2, remaining: 1, resetSeconds: 60 });
       t.at(60_000 + 30_000);
-      expect(await t.hit()).toEqual({ allowed: true, limit: 2, remaining: 0, resetSeconds: 30 });
-      expect(await t.hit()).toEqual({ allowed: false, limit: 2, remaining: 0, resetSeconds: 30 });
+      expect(await t.hit()).toEqual({ allowed: true, scope: "plan", limit: 2, remaining: 0, resetSeconds: 30 });
+      expect(await t.hit()).toEqual({ allowed: false, scope: "plan", limit: 2, remaining: 0, resetSeconds: 30 });
     });
 
     it("offset each account's windows by its creation time within the minute", async () => {
@@ -175,9 +175,9 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       await t.hit();
       await t.hit();
       await t.store.plans.update(t.planId, { requestsPerMinute: 2 });
-      expect(await t.hit(), "already past the lowered limit").toMatchObject({ allowed: false, limit: 2, remaining: 0 });
+      expect(await t.hit(), "already past the lowered limit").toMatchObject({ allowed: false, scope: "plan", limit: 2, remaining: 0 });
       await t.store.plans.update(t.planId, { requestsPerMinute: 4 });
-      expect(await t.hit()).toMatchObject({ allowed: true, limit: 4, remaining: 0 });
+      expect(await t.hit()).toMatchObject({ allowed: true, scope: "plan", limit: 4, remaining: 0 });
       expect(await t.hit()).toMatchObject({ allowed: false, limit: 4 });
     });
 
