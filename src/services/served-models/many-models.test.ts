@@ -13,7 +13,8 @@ import { addTestAccount, startTestServer, type TestServer } from "../../testing/
 /**
  * Several models of different engine kinds behind one instance (JUDGE_MODELS): the in-process
  * llama.cpp on the tiny fixture ("small", the default), the systemone gateway in front of a real
- * second instance ("big", ×3), a second in-process model that loads on first use and unloads
+ * second instance ("big", ×3), the decisions gateway in front of the same instance's
+ * /v1/decisions ("dec", ×2), a second in-process model that loads on first use and unloads
  * when idle ("cheap", ×0.25), and a gateway whose upstream is down ("down", falling back to small).
  */
 
@@ -34,6 +35,7 @@ beforeAll(async () => {
       models: [
         { id: "small", engine: "llama", model: fixture, aliases: ["jev-latest"], threads: 1, slots: 1 },
         { id: "big", engine: "systemone", url: upstream.url, key_env: "BIG_UPSTREAM_KEY", price_multiplier: 3, aliases: ["large"] },
+        { id: "dec", engine: "decisions", url: upstream.url, key_env: "BIG_UPSTREAM_KEY", price_multiplier: 2 },
         { id: "cheap", engine: "llama", model: fixture, price_multiplier: 0.25, threads: 1, slots: 1, keep_alive_s: 1 },
         { id: "down", engine: "systemone", url: "http://127.0.0.1:1", key_env: "BIG_UPSTREAM_KEY", fallback: "small", timeout_ms: 1000 },
       ],
@@ -74,6 +76,7 @@ describe("routing by the request's model", () => {
     ["big", "big"],
     ["large", "big"],
     ["cheap", "cheap"],
+    ["dec", "dec"],
   ])("model %s is answered by %s, the response naming it", async (asked, answered) => {
     const response = await ask(asked);
     expect(ok(response).model, show(response)).toBe(answered);
@@ -92,7 +95,7 @@ describe("routing by the request's model", () => {
     const response = await ask("gpt-4o");
     expect(response.status, show(response)).toBe(400);
     expect(response.json.code, show(response)).toBe("unknown_model");
-    for (const name of ["small", "jev-latest", "big", "large", "cheap", "down"]) expect(response.json.error, show(response)).toContain(`"${name}"`);
+    for (const name of ["small", "jev-latest", "big", "large", "dec", "cheap", "down"]) expect(response.json.error, show(response)).toContain(`"${name}"`);
     const decisions = await postWithKey(server, "/v1/decisions", { model: "nope", input: "x", questions: [{ type: "predicate", name: "q", instructions: "x" }] });
     expect(decisions.status, show(decisions)).toBe(400);
     expect(decisions.json.error.param, show(decisions)).toBe("model");
@@ -101,7 +104,7 @@ describe("routing by the request's model", () => {
 
 describe("money per model", () => {
   it("charges input tokens × the plan's price × the model's multiplier, rounded up once, and the ledger records the model", async () => {
-    for (const [model, milli] of [["small", 1000], ["big", 3000], ["cheap", 250]] as const) {
+    for (const [model, milli] of [["small", 1000], ["big", 3000], ["dec", 2000], ["cheap", 250]] as const) {
       const response = await ask(model, 3);
       const tokens = ok(response).usage.input_tokens as number;
       const entry = await lastEntry();
@@ -188,7 +191,7 @@ describe("fallback, health, metrics, the model list", () => {
   it("GET /v1/models lists every model and alias in both shapes, the default first", async () => {
     const response = await call(server.url, "/v1/models");
     const names = (response.json.models as { name: string }[]).map((m) => m.name);
-    expect(names, show(response)).toEqual(["small", "jev-latest", "big", "large", "cheap", "down", "jev-preview", "gpt-6-luna"]);
+    expect(names, show(response)).toEqual(["small", "jev-latest", "big", "large", "dec", "cheap", "down", "jev-preview", "gpt-6-luna"]);
     expect(response.json.data.map((m: { id: string }) => m.id), show(response)).toEqual(names);
   });
 });
