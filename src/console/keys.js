@@ -72,7 +72,7 @@ function keyRow(key) {
     el("td", {}, when(key.created_at)),
     el("td", {}, key.last_used_at ? when(key.last_used_at) : "never"),
     el("td", {}, status(key)),
-    el("td", {}, actions),
+    el("td", { className: "row-actions" }, actions),
   );
 }
 
