@@ -82,7 +82,7 @@ describe("keys with limits in the console", () => {
     await label("Key budget (€)").fill("1.00");
     await button(`Save key ${prefix}`).click();
     await expectText(page.locator("#create-key-form").getByRole("status"), `Saved key ${prefix}…`);
-    await expectText(page.getByRole("row").filter({ hasText: "renamed key" }), /of €1\.00\s*expires 2099-12-31 00:00 UTC/);
+    await expectText(page.locator("#key-rows tr").filter({ hasText: "renamed key" }), /of €1\.00\s*expires 2099-12-31 00:00 UTC/);
     const record = (await server.store.keys.list({ accountId: server.accountId })).find((r) => r.prefix === prefix)!;
     expect([record.name, record.limits], JSON.stringify(record)).toEqual(["renamed key", { requestsPerMinute: null, budgetMicro: 1_000_000, expiresAt: Date.UTC(2099, 11, 31) }]);
     const paid = await postJudgment({ url: server.url, key }, TINY_JUDGMENT);
