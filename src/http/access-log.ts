@@ -20,9 +20,11 @@ export function accessLog(log: Logger, metrics: Metrics, errors: WeakMap<Context
     metrics.httpRequest({ method: c.req.method, route: c.req.routePath === "/*" ? "unmatched" : c.req.routePath, status, seconds });
     recordOutcome(metrics, c, code);
     const route = c.req.routePath === "/*" ? "unmatched" : c.req.routePath;
-    if (status >= 500 && serverErrors && !PROBES.test(route)) {
+    // Not a database_unavailable: the write would fail too, and on a silent partition each such write
+    // holds a pool connection until its timeout, so the next requests would queue behind them.
+    if (status >= 500 && serverErrors && !PROBES.test(route) && code !== "database_unavailable") {
       const error = { method: c.req.method, route, status, code: code ?? null, requestId: c.get("requestId") ?? null };
-      // Best effort, after the response: a 502 because the database is down cannot be written to it.
+      // Best effort, after the response.
       void serverErrors.recordServerError(error).catch((failure: unknown) =>
         log.warn("server error not recorded", { request_id: error.requestId, detail: failure instanceof Error ? failure.message : String(failure) }),
       );
