@@ -3,10 +3,9 @@ import { LEDGER_KINDS, MAX_LEDGER_PAGE, type LedgerKind } from "../services/type
 import { csv, LEDGER_CSV_HEADER, ledgerCsvRow, USAGE_CSV_HEADER, usageCsvRow } from "../views/csv.js";
 import { CliError, requireAccount, withServices } from "./context.js";
 import { parseWholeNumber } from "./options.js";
+import { DAY_MS } from "../money/periods.js";
 
 /** `judge ledger export` and `judge ledger usage`: the admin API's two CSV exports, on stdout. */
-
-const DAY_MS = 86_400_000;
 
 function parseKinds(text: string | undefined): LedgerKind[] | undefined {
   if (text === undefined) return undefined;

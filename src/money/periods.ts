@@ -3,6 +3,9 @@
  * started on 31 January 10:00 has periods starting 28/29 February 10:00, 31 March 10:00, …
  * They are computed from timestamps on every request, so no job ever resets usage.
  */
+/** One UTC day: usage is reported per day from midnight UTC. */
+export const DAY_MS = 86_400_000;
+
 export interface Period {
   start: number;
   end: number;

@@ -1,4 +1,4 @@
-import { periodContaining, type Period } from "../money/periods.js";
+import { periodContaining, type Period, DAY_MS } from "../money/periods.js";
 import { MAX_ACCOUNT_PAGE } from "../store/accounts.js";
 import type { Account, AccountListing, AccountPageQuery, AdminActor, DailyUsage, ModelUsage, LedgerActivity, LedgerEntry, Plan, Store, Usage } from "../store/types.js";
 
@@ -36,8 +36,6 @@ export interface AccountsService {
   usageByDay(account: Account): Promise<{ period: Period; now: number; days: DailyUsage[]; models: ModelUsage[] }>;
   overview(): Promise<Overview>;
 }
-
-const DAY_MS = 86_400_000;
 
 export function createAccountsService(store: Store, now: () => number): AccountsService {
   const summarize = async (account: Account, plan?: Plan): Promise<AccountSummary> => {

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import type { Database, Queries } from "./database.js";
+import { dayBuckets } from "./day-buckets.js";
 import { StoreError } from "./errors.js";
 import { recordAdminAction } from "./audit.js";
 import { checkKeys } from "./keys-check.js";
@@ -171,17 +172,15 @@ async function newestFirst(db: Queries, accountId: string, limit: number, before
   return (await query.orderBy("id", "desc").limit(limit).execute()) as EntryRow[];
 }
 
-const DAY_MS = 86_400_000;
 /** Judgments settle as one entry each: on the plan allowance, or charged to the balance. */
 const JUDGMENT_KINDS = ["plan", "charge"] as const;
 
 async function usageByDay(db: Queries, accountId: string, range: { start: number; end: number }): Promise<DailyUsage[]> {
-  const midnight = Math.floor(range.start / DAY_MS) * DAY_MS;
+  const { day, dayStart } = dayBuckets(range.start);
   const rows = await db
     .selectFrom("ledger")
     .select((eb) => [
-      // CAST: SQLite may bind the numbers as reals; the division must still truncate to a day.
-      sql<number>`CAST((at - ${midnight}) / ${DAY_MS} AS BIGINT)`.as("day"),
+      day.as("day"),
       eb.fn.countAll<number>().as("requests"),
       eb.fn.sum<number>("questions").as("questions"),
       eb.fn.sum<number>("input_tokens").as("input_tokens"),
@@ -196,7 +195,7 @@ async function usageByDay(db: Queries, accountId: string, range: { start: number
     .orderBy(sql`1`)
     .execute();
   return rows.map((row) => ({
-    day: midnight + row.day * DAY_MS,
+    day: dayStart(row.day),
     requests: row.requests,
     questions: row.questions,
     inputTokens: row.input_tokens,

@@ -1,5 +1,7 @@
 import { sql } from "kysely";
 import type { Database, Queries } from "./database.js";
+import { DAY_MS } from "../money/periods.js";
+import { dayBuckets } from "./day-buckets.js";
 import { MAX_LEDGER_PAGE } from "./ledger.js";
 import type { LedgerEntry } from "./types.js";
 
@@ -9,7 +11,6 @@ import type { LedgerEntry } from "./types.js";
  * CSV). Read-only but for the server errors, which the edge writes one row per 5xx.
  */
 
-const DAY_MS = 86_400_000;
 /** Server errors older than this are pruned as new ones are recorded: the console shows 30 days. */
 export const SERVER_ERROR_RETENTION_MS = 31 * DAY_MS;
 
@@ -101,16 +102,16 @@ export function createReportsRepository(database: Database, now: () => number): 
       return rows.map((row) => ({ id: row.id, at: row.at, method: row.method, route: row.route, status: row.status, code: row.code, requestId: row.request_id }));
     },
     async serverErrorsByDay(range) {
-      const midnight = Math.floor(range.start / DAY_MS) * DAY_MS;
+      const { day, dayStart } = dayBuckets(range.start);
       const rows = await db
         .selectFrom("server_errors")
-        .select((eb) => [sql<number>`CAST((at - ${midnight}) / ${DAY_MS} AS BIGINT)`.as("day"), eb.fn.countAll<number>().as("errors")])
+        .select((eb) => [day.as("day"), eb.fn.countAll<number>().as("errors")])
         .where("at", ">=", range.start)
         .where("at", "<", range.end)
         .groupBy(sql`1`)
         .orderBy(sql`1`)
         .execute();
-      return rows.map((row) => ({ day: midnight + row.day * DAY_MS, errors: row.errors }));
+      return rows.map((row) => ({ day: dayStart(row.day), errors: row.errors }));
     },
     async ledgerPage(accountId, filter) {
       const limit = Math.min(Math.max(1, Math.trunc(filter.limit)), MAX_LEDGER_PAGE);
@@ -148,12 +149,11 @@ export function createReportsRepository(database: Database, now: () => number): 
 const judgment = sql<boolean>`kind IN ('plan', 'charge')`;
 
 async function activityByDay(db: Queries, range: { start: number; end: number }): Promise<DayActivity[]> {
-  const midnight = Math.floor(range.start / DAY_MS) * DAY_MS;
+  const { day, dayStart } = dayBuckets(range.start);
   const rows = await db
     .selectFrom("ledger")
     .select([
-      // CAST: SQLite may bind the numbers as reals; the division must still truncate to a day.
-      sql<number>`CAST((at - ${midnight}) / ${DAY_MS} AS BIGINT)`.as("day"),
+      day.as("day"),
       sql<number>`SUM(CASE WHEN ${judgment} THEN 1 ELSE 0 END)`.as("requests"),
       sql<number>`SUM(CASE WHEN ${judgment} THEN questions ELSE 0 END)`.as("questions"),
       sql<number>`SUM(CASE WHEN ${judgment} THEN input_tokens ELSE 0 END)`.as("input_tokens"),
@@ -170,7 +170,7 @@ async function activityByDay(db: Queries, range: { start: number; end: number })
     .orderBy(sql`1`)
     .execute();
   return rows.map((row) => ({
-    day: midnight + row.day * DAY_MS,
+    day: dayStart(row.day),
     requests: row.requests,
     questions: row.questions,
     inputTokens: row.input_tokens,
@@ -212,12 +212,12 @@ async function busiestAccounts(db: Queries, range: { start: number; end: number 
 }
 
 async function usageByAccountDay(db: Queries, range: { start: number; end: number }, accountId?: string): Promise<AccountDay[]> {
-  const midnight = Math.floor(range.start / DAY_MS) * DAY_MS;
+  const { day, dayStart } = dayBuckets(range.start, "l.at");
   let query = db
     .selectFrom("ledger as l")
     .innerJoin("accounts as a", "a.id", "l.account_id")
     .select([
-      sql<number>`CAST((l.at - ${midnight}) / ${DAY_MS} AS BIGINT)`.as("day"),
+      day.as("day"),
       "l.account_id",
       "a.name",
       sql<number>`COUNT(*)`.as("requests"),
@@ -232,7 +232,7 @@ async function usageByAccountDay(db: Queries, range: { start: number; end: numbe
   if (accountId !== undefined) query = query.where("l.account_id", "=", accountId);
   const rows = await query.groupBy([sql`1`, "l.account_id", "a.name"]).orderBy(sql`1`).orderBy("l.account_id").execute();
   return rows.map((row) => ({
-    day: midnight + row.day * DAY_MS,
+    day: dayStart(row.day),
     accountId: row.account_id,
     name: row.name,
     requests: row.requests,

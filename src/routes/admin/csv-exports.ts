@@ -8,6 +8,7 @@ import { AccountIdParams } from "./get-account.js";
 import { readQuery, wholeNumberParam } from "./input.js";
 import { KindParam } from "./ledger-filter.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
+import { DAY_MS } from "../../money/periods.js";
 
 /**
  * CSV downloads for spreadsheets and accounting: an account's ledger (the same kinds filter as
@@ -15,7 +16,6 @@ import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js
  * exact decimal euros; times are ISO 8601 UTC.
  */
 
-const DAY_MS = 86_400_000;
 const MAX_DAYS = 366;
 
 const csvResponse = (description: string) => ({

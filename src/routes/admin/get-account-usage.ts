@@ -6,8 +6,7 @@ import { requestIdHeader } from "../shared.schema.js";
 import { summaryOr404 } from "./account-summary.js";
 import { AccountIdParams } from "./get-account.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
-
-const DAY_MS = 86_400_000;
+import { DAY_MS } from "../../money/periods.js";
 
 const Judgments = {
   requests: z.number().int().openapi({ description: "Judgment requests settled (refused ones are not in the ledger)." }),

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { formatEuros } from "../../money/money.js";
 import type { Services } from "../../services/build.js";
 import { asNumberIfExact } from "./exact-json.js";
+import { DAY_MS } from "../../money/periods.js";
 
 /**
  * The overview's last 30 days: every account's judgments, money and server errors by UTC day,
@@ -10,7 +11,6 @@ import { asNumberIfExact } from "./exact-json.js";
  * integer literal (exactJson), and always also an exact decimal euro string.
  */
 
-const DAY_MS = 86_400_000;
 export const TREND_DAYS = 30;
 export const BUSIEST_ACCOUNTS = 10;
 export const RECENT_SERVER_ERRORS = 20;
