@@ -176,7 +176,7 @@ function toModelConfig(
       questions: m.upstream_max_questions ?? base.engine.upstreamLimits.questions,
     },
     exactness,
-    exactnessBound: exactness === "tolerant" ? (m.exactness_bound ?? base.engine.exactnessBound) : undefined,
+    exactnessBound: m.exactness_bound ?? base.engine.exactnessBound,
   };
   const keepAlive = m.keep_alive_s === undefined ? keepAliveS : m.keep_alive_s;
   return {

@@ -31,7 +31,7 @@ export const SETTING_HELP: Record<SettingName, string> = {
   JUDGE_UPSTREAM_MAX_LEVELS: "systemone, decisions: the upstream's levels per score",
   JUDGE_UPSTREAM_MAX_QUESTIONS: "systemone: the upstream's questions per request; decisions: questions per upstream call",
   JUDGE_EXACTNESS: "strict (fixed shapes, one request at a time) or tolerant (batched, probe-bounded); default strict, tolerant for vllm/sglang",
-  JUDGE_EXACTNESS_BOUND: "tolerant: the largest max |Δp| the start-up probe accepts (default 1e-3)",
+  JUDGE_EXACTNESS_BOUND: "the largest max |Δp| the start-up probe accepts (default 1e-3 tolerant, 1e-9 strict)",
   JUDGE_GPU: "in-process backend: auto | cuda | vulkan | metal | off",
   JUDGE_SLOTS: "in-process: states kept cached at once",
   JUDGE_MODEL: "local GGUF path or hf: URI",

@@ -70,7 +70,10 @@ const ConfigSchema = z.object({
    * Default: strict, except tolerant for vllm and sglang (GPU servers that batch continuously).
    */
   JUDGE_EXACTNESS: z.enum(["strict", "tolerant"]).optional(),
-  /** tolerant: the largest max |Δp| the start-up probe accepts (default 1e-3); strict always uses 1e-9. */
+  /**
+   * The largest max |Δp| the start-up probe accepts: default 1e-3 in tolerant, 1e-9 in strict. Raising
+   * strict's is for a GPU, where fixed shapes narrow but may not close the gap (README "Exactness").
+   */
   JUDGE_EXACTNESS_BOUND: z.coerce.number().positive().max(1).optional(),
   /** In-process: which llama.cpp backend; `auto` uses a GPU when node-llama-cpp finds one. */
   JUDGE_GPU: z.enum(["auto", "cuda", "vulkan", "metal", "off"]).default("auto"),
@@ -216,7 +219,7 @@ function toConfig(raw: RawConfig): Config {
         questions: raw.JUDGE_UPSTREAM_MAX_QUESTIONS,
       },
       exactness: exactnessMode,
-      exactnessBound: exactnessMode === "tolerant" ? raw.JUDGE_EXACTNESS_BOUND : undefined,
+      exactnessBound: raw.JUDGE_EXACTNESS_BOUND,
     },
     gpu: raw.JUDGE_GPU,
     slots: raw.JUDGE_SLOTS,

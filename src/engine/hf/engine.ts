@@ -161,7 +161,7 @@ async function connect(
 }
 
 function exactnessBound(options: RemoteEngineOptions): number {
-  return (options.exactness ?? "strict") === "strict" ? STRICT_BOUND : (options.exactnessBound ?? TOLERANT_BOUND);
+  return options.exactnessBound ?? ((options.exactness ?? "strict") === "strict" ? STRICT_BOUND : TOLERANT_BOUND);
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

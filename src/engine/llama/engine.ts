@@ -141,7 +141,7 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
   return {
     modelId,
     get description(): EngineDescription {
-      return { kind: "llama", backend, slots, exactness: { mode, bound: mode === "strict" ? 1e-9 : (options.exactnessBound ?? 1e-3) } };
+      return { kind: "llama", backend, slots, exactness: { mode, bound: options.exactnessBound ?? (mode === "strict" ? 1e-9 : 1e-3) } };
     },
     ready,
     status: () => status,
