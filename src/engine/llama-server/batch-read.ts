@@ -56,6 +56,14 @@ export interface BatchSession {
   prefixReused: number;
   /** Counts HTTP calls and reply bytes (tests, bench). */
   onCall?: (bytes: number) => void;
+  /**
+   * Whether the last question read needed a relative call (A). When it did, the raw call (B) ends
+   * by rolling the slot back for A's first read, where the sampling is cheap: in A every prompt is
+   * sampled under the grammar, which costs a full-vocabulary pass (~85 ms on two CPU cores with
+   * Qwen2's 152k tokens) even for a rollback that reads nothing. A guess only moves a rollback
+   * between calls: the prompts the server evaluates, and so the answers, are the same either way.
+   */
+  hint?: { relativeExpected: boolean };
 }
 
 interface Step {
@@ -78,7 +86,15 @@ export async function readNodes(session: BatchSession, nodes: NodeToRead[], sign
   const spare = session.spareTokens[0];
 
   // B. Raw: the top list, and the forced spare token's own raw value, for every node.
-  const raw = await call(session, plan(session, nodes, true), {
+  const rawSteps = plan(session, nodes, true);
+  if (session.hint?.relativeExpected) {
+    const tokens = rollbackFor(session, nodes[0]);
+    const before = rawSteps[rawSteps.length - 1].tokens;
+    rawSteps.push({ tokens, evaluates: session.exactness === "strict" ? tokens.length - commonPrefix(before, tokens) : undefined });
+  }
+  // What the slot holds after each call: the next call keeps its stem (strict) instead of evaluating it again.
+  let held = rawSteps[rawSteps.length - 1].tokens;
+  const raw = await call(session, rawSteps, {
     n_predict: 1,
     n_probs: Math.max(MIN_TOP, 2 * union.length),
     post_sampling_probs: false,
@@ -100,6 +116,7 @@ export async function readNodes(session: BatchSession, nodes: NodeToRead[], sign
     anchors[i] = anchor;
     if (out[i].size < node.candidates.length) pending.push(i);
   });
+  if (session.hint) session.hint.relativeExpected = pending.length > 0;
   if (pending.length === 0) return out;
 
   // A. Relative, for the nodes with candidates outside their top list.
@@ -107,7 +124,9 @@ export async function readNodes(session: BatchSession, nodes: NodeToRead[], sign
   const allowed = new Set([...pendingNodes.flatMap((node) => node.candidates), ...pending.map((i) => anchors[i].id)]);
   const grammar = `root ::= ${[...allowed].map((id) => `<[${id}]>`).join(" | ")}`;
   const outside = session.spareTokens.find((id) => !allowed.has(id)) ?? firstOutside(allowed);
-  const relative = await call(session, plan(session, pendingNodes, false), {
+  const relativeSteps = plan(session, pendingNodes, false, held);
+  held = relativeSteps[relativeSteps.length - 1].tokens;
+  const relative = await call(session, relativeSteps, {
     n_predict: 1,
     n_probs: allowed.size,
     post_sampling_probs: true,
@@ -136,7 +155,9 @@ export async function readNodes(session: BatchSession, nodes: NodeToRead[], sign
   // Pieces the grammar cannot emit (byte-fallback tokens) or ratios that underflowed: forced.
   for (const [token, indexes] of missing) {
     throwIfAborted(signal);
-    const forced = await call(session, plan(session, indexes.map((i) => nodes[i]), false), {
+    const forcedSteps = plan(session, indexes.map((i) => nodes[i]), false, held);
+    held = forcedSteps[forcedSteps.length - 1].tokens;
+    const forced = await call(session, forcedSteps, {
       n_predict: 1,
       n_probs: 1,
       post_sampling_probs: false,
@@ -148,8 +169,14 @@ export async function readNodes(session: BatchSession, nodes: NodeToRead[], sign
   return out;
 }
 
-/** The prompts for one call: rollbacks and (strict, first call) the prefix's chunks, then each read. */
-function plan(session: BatchSession, nodes: NodeToRead[], first: boolean): Step[] {
+/**
+ * The prompts for one call: rollbacks and (strict, first call) the prefix's chunks, then each read.
+ * `held`: what the slot holds after this session's previous call. In strict mode a later call
+ * whose nodes share the stem it holds keeps that stem (evaluated there in its own batch after the
+ * prefix, the shape a fresh read gives it) and only rolls back to the stem's end: a question's
+ * second and third calls then cost one spare token and the node's last tokens, not the whole stem.
+ */
+function plan(session: BatchSession, nodes: NodeToRead[], first: boolean, held?: readonly Token[]): Step[] {
   const steps: Step[] = [];
   const spareFor = (next: Token | undefined) => session.spareTokens[next === session.spareTokens[0] ? 1 : 0];
   if (session.exactness === "strict") {
@@ -164,21 +191,24 @@ function plan(session: BatchSession, nodes: NodeToRead[], first: boolean): Step[
     // The question's stem as one batch after the prefix, then each node's last tokens (the
     // question's last two and the node's path) as one batch after the stem.
     let stem: Token[] | undefined;
+    const firstStem = nodes[0].context.slice(0, nodes[0].stem);
+    if (!first && held && nodes[0].stem > prefix.length && commonPrefix(held, firstStem) === firstStem.length) stem = firstStem;
     nodes.forEach((node, i) => {
       const nodeStem = node.context.slice(0, node.stem);
       if (!stem || stem.length !== nodeStem.length || commonPrefix(stem, nodeStem) < nodeStem.length) {
         steps.push({ tokens: [...prefix, spareFor(node.context[prefix.length])] });
         stem = nodeStem;
       }
-      steps.push({ tokens: [...stem, spareFor(node.context[node.stem])] });
+      const rollback = rollbackFor(session, node);
+      if (!sameTokens(rollback, steps.length > 0 ? steps[steps.length - 1].tokens : held)) steps.push({ tokens: rollback });
       steps.push({ tokens: node.context, node: i });
     });
     // What each step must evaluate, given what the previous one left in the slot (a prompt the
     // cache holds whole evaluates its last token again). Unchunked, the slot holds the prefix
     // and then some; chunked from an unknown state, the first step is not checked.
     steps.forEach((step, i) => {
-      const held = i > 0 ? steps[i - 1].tokens : chunked ? undefined : prefix;
-      if (held) step.evaluates = Math.max(1, step.tokens.length - commonPrefix(held, step.tokens));
+      const before = i > 0 ? steps[i - 1].tokens : chunked ? undefined : stem ? held : prefix;
+      if (before) step.evaluates = Math.max(1, step.tokens.length - commonPrefix(before, step.tokens));
     });
     return steps;
   }
@@ -186,13 +216,28 @@ function plan(session: BatchSession, nodes: NodeToRead[], first: boolean): Step[
   // enough: a read that keeps little of the slot's content makes the server consult its RAM
   // prompt cache, which may restore all of the read's prompt but its last token.
   nodes.forEach((node, i) => {
-    const tokens = node.context;
-    const keep = Math.max(0, tokens.length - 2);
-    steps.push({ tokens: [...tokens.slice(0, keep), spareFor(tokens[keep])] });
+    const rollback = rollbackFor(session, node);
+    if (i > 0 || !sameTokens(rollback, held)) steps.push({ tokens: rollback });
     // Not checked: beside other slots' traffic the server may split or merge these (tolerant's bound covers it).
-    steps.push({ tokens, node: i });
+    steps.push({ tokens: node.context, node: i });
   });
   return steps;
+}
+
+/**
+ * The prompt that leaves the slot ready for a read of `node`: strict, the question's stem and a
+ * spare token (the read then evaluates the node's last tokens as one batch after the stem);
+ * tolerant, all but the context's last two tokens and a spare. A sequence the cache never holds
+ * whole, so the read after it evaluates what it must.
+ */
+function rollbackFor(session: BatchSession, node: NodeToRead): Token[] {
+  const keep = session.exactness === "strict" ? node.stem : Math.max(0, node.context.length - 2);
+  const next = node.context[keep];
+  return [...node.context.slice(0, keep), session.spareTokens[next === session.spareTokens[0] ? 1 : 0]];
+}
+
+function sameTokens(a: readonly Token[], b: readonly Token[] | undefined): boolean {
+  return b !== undefined && a.length === b.length && commonPrefix(a, b) === a.length;
 }
 
 /** One `/completion` call with every step's prompt on the session's slot; the replies of the reading steps, by node. */

@@ -64,6 +64,8 @@ export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: Ll
   // and what each slot's cache holds, to reuse a prefix only where its chunks are the same.
   const serial = createSerialQueue();
   const heldPrefix = new Map<number, readonly Token[]>();
+  // Whether labels tend to fall outside the raw top list on this model (batch-read.ts): a guess for speed only.
+  const hint = { relativeExpected: false };
 
   const connect = async (): Promise<Connected> => {
     const facts = await readServerFacts(server, stop.signal);
@@ -158,7 +160,7 @@ export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: Ll
         throwIfAborted(signal);
         const started = performance.now();
         const prefix = prepared.prefixTokens;
-        const session = { server, slot: lease.slot, spareTokens: target.spare, exactness: mode, prefixReused: strictReuse(heldPrefix.get(lease.slot), prefix), onCall: tuning.onCall };
+        const session = { server, slot: lease.slot, spareTokens: target.spare, exactness: mode, prefixReused: strictReuse(heldPrefix.get(lease.slot), prefix), onCall: tuning.onCall, hint };
         heldPrefix.delete(lease.slot);
         const labelLogProbs = await readLabelLogProbsOnSlot(prepared, session, signal);
         heldPrefix.set(lease.slot, prefix);
