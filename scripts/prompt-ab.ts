@@ -7,7 +7,7 @@
  *
  * Styles: default (DEFAULT_PROMPT_STYLE), base (letters, the judge's system text, full cues: the
  * default before the A/B), letters / digits (choice labels), nosystem / judge (the system text),
- * full / short (the answer cues), each a change of one thing from the default. One thread: on a shared 2-core machine, two spinning threads wait on each other.
+ * full / short / compact (the answer cues), each a change of one thing from the default. One thread: on a shared 2-core machine, two spinning threads wait on each other.
  */
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
@@ -29,6 +29,7 @@ const STYLES: Record<string, PromptStyle> = {
   judge: { ...DEFAULT_PROMPT_STYLE, system: "judge" },
   full: { ...DEFAULT_PROMPT_STYLE, cues: "full" },
   short: { ...DEFAULT_PROMPT_STYLE, cues: "short" },
+  compact: { ...DEFAULT_PROMPT_STYLE, cues: "compact" },
 };
 
 const [modelPath, datasetPath, styleName] = process.argv.slice(2);

@@ -6,7 +6,7 @@
  * sends in its phase (same seed, same warm-up skipped, the state's length measured with the
  * model's tokenizer), and the tokens are those the in-process engine bills for them.
  *
- *   npx tsx scripts/question-economy.ts [--requests 12] [--seed 1] [--choice-labels letters|digits] [--cues full|short] <model.gguf>…
+ *   npx tsx scripts/question-economy.ts [--requests 12] [--seed 1] [--choice-labels letters|digits] [--cues full|short|compact] <model.gguf>…
  *
  * Prints per model the mean input tokens per request for 1 and 6 questions, the ratio, and the
  * mean tokens of the shared prefix and of each question type.
@@ -36,7 +36,7 @@ const choiceLabels = text("--choice-labels") as PromptStyle["choiceLabels"] | un
 const cues = text("--cues") as PromptStyle["cues"] | undefined;
 const style: PromptStyle = { ...DEFAULT_PROMPT_STYLE, ...(choiceLabels && { choiceLabels }), ...(cues && { cues }) };
 if (args.length === 0) {
-  console.error("usage: question-economy.ts [--requests 12] [--seed 1] [--choice-labels letters|digits] [--cues full|short] <model.gguf>…");
+  console.error("usage: question-economy.ts [--requests 12] [--seed 1] [--choice-labels letters|digits] [--cues full|short|compact] <model.gguf>…");
   process.exit(2);
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Question } from "./schema.js";
 import { choiceLabels, NOUL_LABELS, scoreLabels } from "./labels.js";
-import { buildPrompt, DEFAULT_PROMPT_STYLE, questionPrompt, SHORT_CUES_SYSTEM_TEXT, SYSTEM_TEXT } from "./prompt.js";
+import { buildPrompt, COMPACT_CUES_SYSTEM_TEXT, DEFAULT_PROMPT_STYLE, questionPrompt, SHORT_CUES_SYSTEM_TEXT, SYSTEM_TEXT } from "./prompt.js";
 
 const show = (value: unknown) => JSON.stringify(value, null, 1);
 
@@ -180,6 +180,29 @@ describe("short cues", () => {
     for (const question of Object.values(QUESTIONS)) {
       expect(questionPrompt(question, short).labels).toEqual(questionPrompt(question).labels);
       expect(buildPrompt("s", Object.values(QUESTIONS), short).questions).toContainEqual(questionPrompt(question, short));
+    }
+  });
+});
+
+describe("compact cues", () => {
+  const compact = { ...DEFAULT_PROMPT_STYLE, cues: "compact" as const };
+  const short = { ...DEFAULT_PROMPT_STYLE, cues: "short" as const };
+  const full = { ...DEFAULT_PROMPT_STYLE, cues: "full" as const };
+
+  it("are short for choices and scores and full for statements, and the system text says how options and levels are answered", () => {
+    const prompt = buildPrompt("s", Object.values(QUESTIONS), compact);
+    expect(prompt.system).toBe(COMPACT_CUES_SYSTEM_TEXT);
+    expect(prompt.system.startsWith(SYSTEM_TEXT), prompt.system).toBe(true);
+    for (const name of ["colour", "severity", "many"] as const) {
+      expect(questionPrompt(QUESTIONS[name], compact).text, name).toBe(questionPrompt(QUESTIONS[name], short).text);
+    }
+    expect(questionPrompt(QUESTIONS.urgent, compact).text).toBe(questionPrompt(QUESTIONS.urgent, full).text);
+  });
+
+  it("keep the labels, and a question's text independent of the others", () => {
+    for (const question of Object.values(QUESTIONS)) {
+      expect(questionPrompt(question, compact).labels).toEqual(questionPrompt(question).labels);
+      expect(buildPrompt("s", Object.values(QUESTIONS), compact).questions).toContainEqual(questionPrompt(question, compact));
     }
   });
 });

@@ -36,6 +36,9 @@ export const SYSTEM_TEXT =
 export const SHORT_CUES_SYSTEM_TEXT =
   SYSTEM_TEXT + " Answer options and levels by their number or letters, statements with Yes or No.";
 
+/** The compact cues' system text: short cues for options and levels only (a statement keeps its full cue). */
+export const COMPACT_CUES_SYSTEM_TEXT = SYSTEM_TEXT + " Answer options and levels by their number or letters.";
+
 /**
  * How the prompt is laid out: the variants `scripts/prompt-ab.ts` compares on real models (README,
  * "Prompt and readout A/B"). The default is the one the measurements chose.
@@ -50,8 +53,10 @@ export interface PromptStyle {
    * ("Answer with the number of the best option."); "short" says how each type is answered
    * once in the system text and ends a question with a short cue ("Answer with a number.",
    * "Yes or No?"), so asking several questions in one request costs each only its own tokens.
+   * "compact" is short for choices and scores and full for statements (short statement cues
+   * cost Gemma 3 its noul quality; README, "Prompt and readout A/B").
    */
-  cues: "full" | "short";
+  cues: "full" | "short" | "compact";
 }
 
 /**
@@ -62,12 +67,14 @@ export const DEFAULT_PROMPT_STYLE: PromptStyle = { choiceLabels: "digits", syste
 
 export function buildPrompt(state: unknown, questions: Question[], style: PromptStyle = DEFAULT_PROMPT_STYLE): JudgmentPrompt {
   return {
-    system: style.system === "none" ? "" : style.cues === "short" ? SHORT_CUES_SYSTEM_TEXT : SYSTEM_TEXT,
+    system: style.system === "none" ? "" : SYSTEM_TEXTS[style.cues],
     state: stateSection(state),
     questions: questions.map((q) => questionPrompt(q, style)),
     source: { state, questions },
   };
 }
+
+const SYSTEM_TEXTS: Record<PromptStyle["cues"], string> = { full: SYSTEM_TEXT, short: SHORT_CUES_SYSTEM_TEXT, compact: COMPACT_CUES_SYSTEM_TEXT };
 
 /** Ends with a blank line so the question's tokens start on a clean boundary. */
 function stateSection(state: unknown): string {
@@ -94,7 +101,7 @@ function choicePrompt(instructions: unknown, options: [string, unknown][], style
     return text === "" ? `${labels[i]}. ${key}` : `${labels[i]}. ${key}: ${text}`;
   });
   const code = digits ? "number" : labels[0].length === 1 ? "letter" : "two-letter code";
-  const text = style.cues === "short"
+  const text = style.cues !== "full"
     ? `${renderValue(instructions)}\n${lines.join("\n")}\nAnswer with a ${code}.`
     : `Question: ${renderValue(instructions)}\nOptions:\n${lines.join("\n")}\nAnswer with the ${code} of the best option.`;
   return { text, labels };
@@ -117,7 +124,7 @@ function scorePrompt(instructions: unknown, levels: unknown[], style: PromptStyl
     const text = renderValue(description);
     return text === "" ? `${labels[i]}` : `${labels[i]}: ${text}`;
   });
-  const text = style.cues === "short"
+  const text = style.cues !== "full"
     ? `${renderValue(instructions)}\n${lines.join("\n")}\nAnswer with a number.`
     : `Question: ${renderValue(instructions)}\nLevels (lowest first):\n${lines.join("\n")}\n` +
       "Answer with the number of the level that fits best.";
