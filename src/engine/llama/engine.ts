@@ -14,6 +14,7 @@ import { loadModel, messageOf, modelIdFrom, type LlamaGpu, type LoadedModel } fr
 import { createSequenceBrancher, type SequenceBrancher } from "./sequence-brancher.js";
 import { createStrictBrancher } from "./strict-brancher.js";
 import { strictReuse } from "../strict-shapes.js";
+import { measureTolerance } from "./tolerance-probe.js";
 import { createSerialQueue } from "./serial-queue.js";
 import { createSlotRouter } from "../slot-router.js";
 import {
@@ -93,17 +94,31 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
   let backend = gpu === "off" ? "cpu" : gpu;
   const modelId = options.modelId ?? modelIdFrom(options.model);
 
+  const bound = options.exactnessBound ?? (mode === "strict" ? 1e-9 : 1e-3);
+  let measured: number | undefined;
   const settings = { ...options, gpu, slots };
   const ready = loadModel(settings, (detail) => (status = { state: "loading", detail })).then(
-    (result) => {
-      loaded = result;
+    async (result) => {
       backend = result.backend;
+      if (mode === "tolerant") {
+        status = { state: "loading", detail: "measuring the tolerance (start-up probe)" };
+        const read = async (prompt: JudgmentPrompt) => (await evaluateOnSlot(result, prepareJudgment(result, prompt, options))).labelLogProbs;
+        measured = await measureTolerance({ read, slots });
+        if (measured > bound) {
+          status = {
+            state: "failed",
+            detail: `refused: the start-up probe measured max |Δp| ${measured.toExponential(2)} between cached, fresh and batched reads, over the bound ${bound} (JUDGE_EXACTNESS_BOUND; or JUDGE_EXACTNESS=strict)`,
+          };
+          await result.model.dispose();
+          return;
+        }
+      }
+      loaded = result;
       status = { state: "ready" };
     },
-    (error: unknown) => {
-      status = { state: "failed", detail: `model failed to load: ${messageOf(error)}` };
-    },
-  );
+  ).catch((error: unknown) => {
+    status = { state: "failed", detail: `model failed to load: ${messageOf(error)}` };
+  });
 
   const requireLoaded = (): LoadedModel => {
     if (loaded) return loaded;
@@ -141,7 +156,7 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
   return {
     modelId,
     get description(): EngineDescription {
-      return { kind: "llama", backend, slots, exactness: { mode, bound: options.exactnessBound ?? (mode === "strict" ? 1e-9 : 1e-3) } };
+      return { kind: "llama", backend, slots, exactness: { mode, bound, ...(measured !== undefined && { measured }) } };
     },
     ready,
     status: () => status,
