@@ -103,7 +103,10 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
       if (mode === "tolerant") {
         status = { state: "loading", detail: "measuring the tolerance (start-up probe)" };
         const read = async (prompt: JudgmentPrompt) => (await evaluateOnSlot(result, prepareJudgment(result, prompt, options))).labelLogProbs;
-        measured = await measureTolerance({ read, slots });
+        measured = await measureTolerance({ read, slots }).catch(async (error: unknown) => {
+          await result.model.dispose();
+          throw new Error(`the start-up probe failed: ${messageOf(error)}`, { cause: error });
+        });
         if (measured > bound) {
           status = {
             state: "failed",
@@ -117,7 +120,8 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
       status = { state: "ready" };
     },
   ).catch((error: unknown) => {
-    status = { state: "failed", detail: `model failed to load: ${messageOf(error)}` };
+    const detail = messageOf(error);
+    status = { state: "failed", detail: detail.startsWith("the start-up probe") ? detail : `model failed to load: ${detail}` };
   });
 
   const requireLoaded = (): LoadedModel => {

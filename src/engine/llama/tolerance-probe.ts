@@ -6,9 +6,9 @@ import type { JudgmentPrompt } from "../../judgment/prompt.js";
  * last sentence, so the slot reuses the common part and reads the rest from there (partly
  * cached: the batch shapes that move tolerant answers on real weights); with its whole prefix
  * cached; and, with two slots or more, while another slot reads a long prompt (beside others,
- * where node-llama-cpp packs both into shared batches). The figure is the largest difference in any label's
- * probability (renormalised over its question's labels), what `/health` reports as `measured`;
- * above the bound the engine refuses to serve. Strict mode needs none: its fixed shapes make a
+ * where node-llama-cpp packs both into shared batches). The figure is the largest difference in
+ * any label's probability (renormalised over its question's labels), what `/health` reports as
+ * `measured`; above the bound the engine refuses to serve. Strict mode needs none: its fixed shapes make a
  * cached read the same decodes as a fresh one (the exactness tests prove it).
  */
 export interface ProbeReader {
@@ -22,7 +22,7 @@ const SHARED = Array.from({ length: 12 }, (_, i) => `Line ${i + 1} of the probe'
 const STATE = `State:\n${SHARED} The probe reads the same tokens fresh, partly cached, cached and beside other traffic.\n\n`;
 const VARIANT = `State:\n${SHARED} This last sentence differs, so a slot holding this state keeps only the lines before it.\n\n`;
 
-/** A choice of four and a yes/no question: a label trie of one level each, and one of two. */
+/** A choice of four and a yes/no question, each label one token: the probe reads each question's one trie node. */
 export const PROBE_PROMPT: JudgmentPrompt = {
   system: SYSTEM,
   state: STATE,
