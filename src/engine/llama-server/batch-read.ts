@@ -178,7 +178,6 @@ export async function readNodes(session: BatchSession, nodes: NodeToRead[], sign
  */
 function plan(session: BatchSession, nodes: NodeToRead[], first: boolean, held?: readonly Token[]): Step[] {
   const steps: Step[] = [];
-  const spareFor = (next: Token | undefined) => session.spareTokens[next === session.spareTokens[0] ? 1 : 0];
   if (session.exactness === "strict") {
     const prefix = nodes[0].context.slice(0, session.prefixLength);
     // Each chunk ends in a spare token that the next step drops: a kept token is never the one
@@ -186,7 +185,7 @@ function plan(session: BatchSession, nodes: NodeToRead[], first: boolean, held?:
     const chunked = first && session.prefixReused < prefix.length;
     if (chunked) {
       const from = Math.floor(session.prefixReused / STRICT_CHUNK) * STRICT_CHUNK;
-      for (let end = from; end < prefix.length; end += STRICT_CHUNK) steps.push({ tokens: [...prefix.slice(0, end), spareFor(prefix[end])] });
+      for (let end = from; end < prefix.length; end += STRICT_CHUNK) steps.push({ tokens: [...prefix.slice(0, end), spareFor(session, prefix[end])] });
     }
     // The question's stem as one batch after the prefix, then each node's last tokens (the
     // question's last two and the node's path) as one batch after the stem.
@@ -196,7 +195,7 @@ function plan(session: BatchSession, nodes: NodeToRead[], first: boolean, held?:
     nodes.forEach((node, i) => {
       const nodeStem = node.context.slice(0, node.stem);
       if (!stem || stem.length !== nodeStem.length || commonPrefix(stem, nodeStem) < nodeStem.length) {
-        steps.push({ tokens: [...prefix, spareFor(node.context[prefix.length])] });
+        steps.push({ tokens: [...prefix, spareFor(session, node.context[prefix.length])] });
         stem = nodeStem;
       }
       const rollback = rollbackFor(session, node);
@@ -232,8 +231,12 @@ function plan(session: BatchSession, nodes: NodeToRead[], first: boolean, held?:
  */
 function rollbackFor(session: BatchSession, node: NodeToRead): Token[] {
   const keep = session.exactness === "strict" ? node.stem : Math.max(0, node.context.length - 2);
-  const next = node.context[keep];
-  return [...node.context.slice(0, keep), session.spareTokens[next === session.spareTokens[0] ? 1 : 0]];
+  return [...node.context.slice(0, keep), spareFor(session, node.context[keep])];
+}
+
+/** A spare token other than `next`: a prompt ending in it diverges from any context right there. */
+function spareFor(session: BatchSession, next: Token | undefined): Token {
+  return session.spareTokens[next === session.spareTokens[0] ? 1 : 0];
 }
 
 function sameTokens(a: readonly Token[], b: readonly Token[] | undefined): boolean {

@@ -103,10 +103,13 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
       if (mode === "tolerant") {
         status = { state: "loading", detail: "measuring the tolerance (start-up probe)" };
         const read = async (prompt: JudgmentPrompt) => (await evaluateOnSlot(result, prepareJudgment(result, prompt, options))).labelLogProbs;
-        measured = await measureTolerance({ read, slots }).catch(async (error: unknown) => {
+        try {
+          measured = await measureTolerance({ read, slots });
+        } catch (error) {
+          status = { state: "failed", detail: `the start-up probe failed: ${messageOf(error)}` };
           await result.model.dispose();
-          throw new Error(`the start-up probe failed: ${messageOf(error)}`, { cause: error });
-        });
+          return;
+        }
         if (measured > bound) {
           status = {
             state: "failed",
@@ -120,8 +123,7 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
       status = { state: "ready" };
     },
   ).catch((error: unknown) => {
-    const detail = messageOf(error);
-    status = { state: "failed", detail: detail.startsWith("the start-up probe") ? detail : `model failed to load: ${detail}` };
+    status = { state: "failed", detail: `model failed to load: ${messageOf(error)}` };
   });
 
   const requireLoaded = (): LoadedModel => {
