@@ -96,7 +96,8 @@ describe("accounts and the audit log in a browser", () => {
       await page.locator(".view:not([hidden]) h1").first().waitFor();
       await expect.poll(() => horizontalOverflow(page), { timeout: 5_000 }).toEqual([]);
       if (address.startsWith("#/accounts/")) {
-        for (const name of ["Rename", "Disable account"]) expect(await button(name).isVisible(), name).toBe(true);
+        // The account's details arrive after its heading, so wait for them rather than sample once.
+        for (const name of ["Rename", "Disable account"]) await expect.poll(() => button(name).isVisible(), { message: name, timeout: 5_000 }).toBe(true);
       }
     }
     expect(watched.problems, watched.problems.join("\n")).toEqual([]);
