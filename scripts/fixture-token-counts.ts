@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { createLlamaEngine, type LlamaEngine } from "../src/engine/llama/engine.js";
 import { parseDataset } from "../src/evaluation/dataset.js";
-import { buildPrompt } from "../src/judgment/prompt.js";
+import { buildPrompt, promptStyleFor } from "../src/judgment/prompt.js";
 import { Question } from "../src/judgment/schema.js";
 import { tinyFixturePath, tinyQwen2FixturePath } from "../src/testing/fixture.js";
 
@@ -28,7 +28,9 @@ async function measure(model: string): Promise<Map<string, number>> {
   await engine.ready;
   const samples = new Map<string, number[]>();
   const add = (row: string, n: number) => samples.set(row, [...(samples.get(row) ?? []), n]);
-  const count = async (state: unknown, questions: Question[]) => (await engine.prepare(buildPrompt(state, questions))).inputTokens;
+  // Styled as the service styles it for this model's template (JUDGE_PROMPT_CUES=auto).
+  const style = promptStyleFor(engine.templateFamily);
+  const count = async (state: unknown, questions: Question[]) => (await engine.prepare(buildPrompt(state, questions, style))).inputTokens;
   for (const item of items) {
     const prefix = await count(item.state, []);
     add("system + state (once per request)", prefix);

@@ -6,7 +6,9 @@
  * sends in its phase (same seed, same warm-up skipped, the state's length measured with the
  * model's tokenizer), and the tokens are those the in-process engine bills for them.
  *
- *   npx tsx scripts/question-economy.ts [--requests 12] [--seed 1] [--choice-labels letters|digits] [--cues full|short|compact] <model.gguf>…
+ *   npx tsx scripts/question-economy.ts [--requests 12] [--seed 1] [--choice-labels letters|digits] [--cues auto|full|short|compact] <model.gguf>…
+ *
+ * `--cues auto` (the default) styles each model's requests as the service does (JUDGE_PROMPT_CUES=auto).
  *
  * Prints per model the mean input tokens per request for 1 and 6 questions, the ratio, and the
  * mean tokens of the shared prefix and of each question type.
@@ -16,7 +18,7 @@ import { openRawReader } from "../src/bench/ceiling.js";
 import { deriveSeed } from "../src/bench/random.js";
 import { createRequestGenerator, measureTokensPerWord } from "../src/bench/requests.js";
 import { createLlamaEngine } from "../src/engine/llama/engine.js";
-import { buildPrompt, DEFAULT_PROMPT_STYLE, type PromptStyle } from "../src/judgment/prompt.js";
+import { buildPrompt, promptStyleFor, type PromptCuesSetting, type PromptStyle } from "../src/judgment/prompt.js";
 import type { Question } from "../src/judgment/schema.js";
 
 const args = process.argv.slice(2);
@@ -33,10 +35,9 @@ const text = (name: string): string | undefined => {
   return at < 0 ? undefined : args.splice(at, 2)[1];
 };
 const choiceLabels = text("--choice-labels") as PromptStyle["choiceLabels"] | undefined;
-const cues = text("--cues") as PromptStyle["cues"] | undefined;
-const style: PromptStyle = { ...DEFAULT_PROMPT_STYLE, ...(choiceLabels && { choiceLabels }), ...(cues && { cues }) };
+const cues = (text("--cues") ?? "auto") as PromptCuesSetting;
 if (args.length === 0) {
-  console.error("usage: question-economy.ts [--requests 12] [--seed 1] [--choice-labels letters|digits] [--cues full|short|compact] <model.gguf>…");
+  console.error("usage: question-economy.ts [--requests 12] [--seed 1] [--choice-labels letters|digits] [--cues auto|full|short|compact] <model.gguf>…");
   process.exit(2);
 }
 
@@ -46,6 +47,7 @@ for (const modelPath of args) {
   await reader.close();
   const engine = createLlamaEngine({ model: modelPath, modelsDir: ".", contextSize: 4096, maxRequestTokens: 100_000, threads: 1, gpu: "off", slots: 1 });
   await engine.ready;
+  const style: PromptStyle = { ...promptStyleFor(engine.templateFamily, cues), ...(choiceLabels && { choiceLabels }) };
   const perType: Record<string, number[]> = {};
   const prefixes: number[] = [];
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -71,7 +73,7 @@ for (const modelPath of args) {
   await engine.close();
   const types = Object.entries(perType).map(([type, xs]) => `${type} ${mean(xs).toFixed(1)}`).join(", ");
   console.log(
-    `${basename(modelPath)}: ${tokensPerWord.toFixed(3)} tokens/word; 1 question/request ${one.toFixed(1)} input tokens, ` +
+    `${basename(modelPath)} (${style.cues} cues): ${tokensPerWord.toFixed(3)} tokens/word; 1 question/request ${one.toFixed(1)} input tokens, ` +
       `6 questions/request ${six.toFixed(1)}: economy ${((6 * one) / six).toFixed(2)}× fewer input tokens per question ` +
       `(shared prefix ${mean(prefixes).toFixed(1)} tokens; a question's own tokens: ${types})`,
   );

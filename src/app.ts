@@ -8,6 +8,7 @@ import { routeNotFound } from "./http/not-found.js";
 import { requestId } from "./http/request-id.js";
 import type { Temperatures } from "./judgment/answers.js";
 import type { DebiasMode } from "./judgment/debias.js";
+import type { PromptCuesSetting } from "./judgment/prompt.js";
 import type { Logger } from "./logger.js";
 import { registerAdmin } from "./routes/admin/index.js";
 import { decisionsErrorBody } from "./routes/decisions/errors.js";
@@ -30,6 +31,8 @@ export interface AppDeps {
   temperaturesOf: (modelId: string) => Temperatures;
   /** Option-order debiasing for requests that do not ask (JUDGE_DEBIAS); none when absent. */
   debias?: DebiasMode;
+  /** JUDGE_PROMPT_CUES: `auto` when absent. */
+  promptCues?: PromptCuesSetting;
   releaseDate: string;
   /** Longest a request may wait for and use the model before it fails with 502, uncharged. */
   requestTimeoutMs: number;

@@ -47,6 +47,7 @@ export const SETTING_HELP: Record<SettingName, string> = {
   JUDGE_SWEEP_INTERVAL_MS: "how often expired holds are released",
   JUDGE_ADMIN_TOKEN: "turns the console and admin API on (environment only: never a flag)",
   JUDGE_DEBIAS: "option-order debiasing: none | canonical | shift",
+  JUDGE_PROMPT_CUES: "the prompt's answer cues: auto | full | short | compact",
   JUDGE_CALIBRATION: "JSON calibration profile",
   JUDGE_LOG_LEVEL: "debug | info | warn | error | silent",
   JUDGE_SHUTDOWN_GRACE_MS: "on SIGTERM/SIGINT, how long requests in flight may finish",

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { readFileSync } from "node:fs";
 import { DEBIAS_MODES, type DebiasMode } from "./judgment/debias.js";
+import type { PromptCuesSetting } from "./judgment/prompt.js";
 import { parseModelsFile, type ModelsConfig } from "./config-models.js";
 
 /**
@@ -107,6 +108,8 @@ const ConfigSchema = z.object({
     .optional(),
   /** Option-order debiasing of choice questions for requests without `x_debias` (README, "Option-order debiasing"). */
   JUDGE_DEBIAS: z.enum(DEBIAS_MODES).default("none"),
+  /** The prompt's answer cues: auto (measured per chat template family) or one style for every model (README, "Prompt and readout A/B"). */
+  JUDGE_PROMPT_CUES: z.enum(["auto", "full", "short", "compact"]).default("auto"),
   /** Optional JSON calibration profile (temperatures per question type). */
   JUDGE_CALIBRATION: z.string().min(1).optional(),
   JUDGE_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
@@ -148,6 +151,7 @@ export interface Config {
   threads: number;
   calibrationPath?: string;
   debias: DebiasMode;
+  promptCues: PromptCuesSetting;
   requestTimeoutMs: number;
   reservationGraceMs: number;
   sweepIntervalMs: number;
@@ -232,6 +236,7 @@ function toConfig(raw: RawConfig): Config {
     threads: raw.JUDGE_THREADS,
     calibrationPath: raw.JUDGE_CALIBRATION,
     debias: raw.JUDGE_DEBIAS,
+    promptCues: raw.JUDGE_PROMPT_CUES,
     requestTimeoutMs: raw.JUDGE_REQUEST_TIMEOUT_MS,
     reservationGraceMs: raw.JUDGE_RESERVATION_GRACE_MS,
     sweepIntervalMs: raw.JUDGE_SWEEP_INTERVAL_MS,

@@ -13,6 +13,7 @@ import { buildServices, type Services } from "./services/build.js";
 import { isStoreError } from "./services/types.js";
 import type { BillingService } from "./services/billing.js";
 import { declaredModelsRegistry, singleModelRegistry, type ModelRegistry } from "./services/served-models/registry.js";
+import { promptStyleFor } from "./judgment/prompt.js";
 
 export interface RunningService {
   server: ServerType;
@@ -97,6 +98,7 @@ async function serveWith(
     // By the id at the time of the request: a remote engine learns its model's id from its server once ready.
     temperaturesOf: (modelId) => temperaturesFor(calibration, modelId),
     debias: config.debias,
+    promptCues: config.promptCues,
     releaseDate: wiring.releaseDate ?? new Date().toISOString().slice(0, 10),
   });
 
@@ -140,6 +142,8 @@ async function serveWith(
         ...described,
         ...(exactness && { exactness: exactness.mode, exactness_bound: exactness.bound, exactness_measured: exactness.measured, exactness_backend: exactness.backendMode }),
         calibrated: calibration !== undefined && Object.hasOwn(calibration.models, engine.modelId),
+        // What the prompt is styled for, so an operator can tell which A/B row applies to this model.
+        ...(engine.templateFamily && { template_family: engine.templateFamily, prompt_cues: promptStyleFor(engine.templateFamily, config.promptCues).cues }),
       });
     }
     else {

@@ -1,4 +1,5 @@
 import { LlamaText, SpecialToken, SpecialTokensText, type ChatWrapper } from "node-llama-cpp";
+import type { TemplateFamily } from "../judgment/prompt.js";
 
 /**
  * Splits the model's chat template at the point where the state ends and the question begins:
@@ -8,6 +9,8 @@ import { LlamaText, SpecialToken, SpecialTokensText, type ChatWrapper } from "no
 export interface ChatPromptTemplate {
   prefix(system: string, state: string): LlamaText;
   suffix(questionText: string): LlamaText;
+  /** Which chat format the template writes: the prompt style is chosen per family (judgment/prompt.ts). */
+  readonly family: TemplateFamily;
 }
 
 // Marks the question's place while rendering the template; the last occurrence is ours even if
@@ -47,7 +50,19 @@ export function createChatPromptTemplate(chatWrapper: ChatWrapper, bosText?: str
   return {
     prefix: (system, state) => split(system, state).before,
     suffix: (questionText) => LlamaText([questionText, after]),
+    family: familyOf(after),
   };
+}
+
+/**
+ * Told by the text that opens the model's turn, which holds no request text, so a Jinja
+ * template (Qwen's, say) that writes ChatML is ChatML as much as node-llama-cpp's own wrapper.
+ */
+function familyOf(after: LlamaText): TemplateFamily {
+  const text = after.toString();
+  if (text.includes("<|im_start|>assistant")) return "chatml";
+  if (text.includes("<start_of_turn>model")) return "gemma";
+  return "other";
 }
 
 function withoutDoubledBos(text: LlamaText, bosText: string | undefined): LlamaText {

@@ -1,4 +1,4 @@
-import type { JudgmentPrompt } from "../judgment/prompt.js";
+import type { JudgmentPrompt, TemplateFamily } from "../judgment/prompt.js";
 import type { LabelDiagnostics } from "./label-trie.js";
 
 export type { LabelDiagnostics };
@@ -12,6 +12,11 @@ export interface JudgmentEngine {
   readonly modelId: string;
   /** Which engine serves, on what (logged at start and shown by /health). */
   readonly description: EngineDescription;
+  /**
+   * The chat format of the model's template, once loaded or connected: the prompt is styled for
+   * it. Absent where no template is applied here (the gateways render their own prompts).
+   */
+  readonly templateFamily?: TemplateFamily;
   /** Settles when loading has ended, loaded or failed (engines that load nothing may omit it). */
   readonly ready?: Promise<void>;
   /** Remote engines ask their server (bounded by their timeout); /health awaits this. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Question } from "./schema.js";
 import { choiceLabels, NOUL_LABELS, scoreLabels } from "./labels.js";
-import { buildPrompt, COMPACT_CUES_SYSTEM_TEXT, DEFAULT_PROMPT_STYLE, questionPrompt, SHORT_CUES_SYSTEM_TEXT, SYSTEM_TEXT } from "./prompt.js";
+import { buildPrompt, COMPACT_CUES_SYSTEM_TEXT, DEFAULT_PROMPT_STYLE, promptStyleFor, questionPrompt, SHORT_CUES_SYSTEM_TEXT, SYSTEM_TEXT } from "./prompt.js";
 
 const show = (value: unknown) => JSON.stringify(value, null, 1);
 
@@ -171,7 +171,7 @@ describe("short cues", () => {
     expect(prompt.system).toBe(SHORT_CUES_SYSTEM_TEXT);
     expect(prompt.system.startsWith(SYSTEM_TEXT), prompt.system).toBe(true);
     expect(questionPrompt(QUESTIONS.colour, short).text).toBe('Which colour is it?\n1. red: warm\n2. green\n3. blue: {\n  "hue": 240\n}\nAnswer with a number.');
-    expect(questionPrompt(QUESTIONS.urgent, short).text).toBe("Statement: It is urgent.\nYes if: needs action today\nNo if: can wait\nYes or No?");
+    expect(questionPrompt(QUESTIONS.urgent, short).text).toBe("Statement: It is urgent.\nIt holds when: needs action today\nIt does not hold when: can wait\nYes or No?");
     expect(questionPrompt(QUESTIONS.severity, short).text).toBe('{\n  "ask": "How severe?"\n}\n0: none\n1\n2: [\n  "bad",\n  "very"\n]\nAnswer with a number.');
     expect(questionPrompt(QUESTIONS.many, short).text, "letters beyond 9 options say so").toMatch(/\nAnswer with a two-letter code\.$/);
   });
@@ -203,6 +203,21 @@ describe("compact cues", () => {
     for (const question of Object.values(QUESTIONS)) {
       expect(questionPrompt(question, compact).labels).toEqual(questionPrompt(question).labels);
       expect(buildPrompt("s", Object.values(QUESTIONS), compact).questions).toContainEqual(questionPrompt(question, compact));
+    }
+  });
+});
+
+describe("the style per chat template family (JUDGE_PROMPT_CUES)", () => {
+  it("auto: short cues for ChatML, compact for Gemma, full where no measurement covers the format or the family is not known", () => {
+    const cues = (family?: Parameters<typeof promptStyleFor>[0]) => promptStyleFor(family).cues;
+    expect([cues("chatml"), cues("gemma"), cues("other"), cues(undefined)]).toEqual(["short", "compact", "full", "full"]);
+  });
+
+  it("a fixed setting applies to every family; only the cues change, never the labels or the system role", () => {
+    for (const setting of ["full", "short", "compact"] as const) {
+      for (const family of ["chatml", "gemma", "other", undefined] as const) {
+        expect(promptStyleFor(family, setting), `${setting} on ${family}`).toEqual({ ...DEFAULT_PROMPT_STYLE, cues: setting });
+      }
     }
   });
 });

@@ -61,9 +61,30 @@ export interface PromptStyle {
 
 /**
  * Digits: on the held-out test split, numbered options beat letters on both real models (choice
- * NLL 1.42 → 1.16 and 2.41 → 1.26; README, "Prompt and readout A/B").
+ * NLL 1.42 → 1.16 and 2.41 → 1.26; README, "Prompt and readout A/B"). Full cues: the style for a
+ * chat format no measurement has covered.
  */
 export const DEFAULT_PROMPT_STYLE: PromptStyle = { choiceLabels: "digits", system: "judge", cues: "full" };
+
+/** The chat format a model's template writes, as far as the prompt style cares (engine/chat-prompt.ts tells it). */
+export type TemplateFamily = "chatml" | "gemma" | "other";
+
+/** `JUDGE_PROMPT_CUES`: `auto` takes the measured cues for the model's chat format; the others fix them for every model. */
+export type PromptCuesSetting = "auto" | PromptStyle["cues"];
+
+/**
+ * The cues the A/B chose per chat format, on dev and confirmed on the test split (README,
+ * "Prompt and readout A/B"): short for ChatML (SmolLM2 overall NLL 1.102 → 1.045 dev, 1.152 →
+ * 1.024 test), compact for Gemma (1.113 → 1.058, 1.142 → 1.074); both also bring the economy of
+ * several questions in one request to 4×. No measurement covers another format: full cues.
+ */
+const CUES_BY_FAMILY: Record<TemplateFamily, PromptStyle["cues"]> = { chatml: "short", gemma: "compact", other: "full" };
+
+/** The style a request is built with, for a model whose template family is `family` (undefined: not known). */
+export function promptStyleFor(family: TemplateFamily | undefined, setting: PromptCuesSetting = "auto"): PromptStyle {
+  const cues = setting !== "auto" ? setting : family === undefined ? DEFAULT_PROMPT_STYLE.cues : CUES_BY_FAMILY[family];
+  return { ...DEFAULT_PROMPT_STYLE, cues };
+}
 
 export function buildPrompt(state: unknown, questions: Question[], style: PromptStyle = DEFAULT_PROMPT_STYLE): JudgmentPrompt {
   return {
@@ -110,11 +131,13 @@ function choicePrompt(instructions: unknown, options: [string, unknown][], style
 function noulPrompt(instructions: unknown, criteria: { true?: unknown; false?: unknown }, style: PromptStyle): PromptQuestion {
   const ifTrue = renderValue(criteria.true);
   const ifFalse = renderValue(criteria.false);
-  const short = style.cues === "short";
   const lines = [`Statement: ${renderValue(instructions)}`];
-  if (ifTrue !== "") lines.push(`${short ? "Yes if" : "It holds when"}: ${ifTrue}`);
-  if (ifFalse !== "") lines.push(`${short ? "No if" : "It does not hold when"}: ${ifFalse}`);
-  lines.push(short ? "Yes or No?" : "Does the statement hold? Answer Yes or No.");
+  // The criteria read alike in every style: the decisions gateway writes them into a predicate's
+  // instructions in these words (it cannot know the upstream's style), so this service upstream
+  // reads what a direct request reads. Only the closing cue is short.
+  if (ifTrue !== "") lines.push(`It holds when: ${ifTrue}`);
+  if (ifFalse !== "") lines.push(`It does not hold when: ${ifFalse}`);
+  lines.push(style.cues === "short" ? "Yes or No?" : "Does the statement hold? Answer Yes or No.");
   return { text: lines.join("\n"), labels: [...NOUL_LABELS] };
 }
 

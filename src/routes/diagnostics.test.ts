@@ -3,7 +3,7 @@ import { okJson } from "../testing/route-assertions.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createChatPromptTemplate } from "../engine/chat-prompt.js";
 import type { JudgmentEngine } from "../engine/types.js";
-import { buildPrompt } from "../judgment/prompt.js";
+import { buildPrompt, promptStyleFor } from "../judgment/prompt.js";
 import type { Question } from "../judgment/schema.js";
 import { tinyFixturePath } from "../testing/fixture.js";
 import { postJudgment, show } from "../testing/http-client.js";
@@ -41,7 +41,8 @@ const QUESTIONS: Record<string, Question> = {
 /** Fresh evaluation of the prompt up to the first label token; mass and top token over the whole vocabulary. */
 async function reference(question: Question): Promise<{ mass: number; top: boolean }> {
   const template = createChatPromptTemplate(resolveChatWrapper(model));
-  const prompt = buildPrompt(STATE, [question]);
+  // Styled as the service styles it for this template (JUDGE_PROMPT_CUES=auto).
+  const prompt = buildPrompt(STATE, [question], promptStyleFor(template.family));
   const tokens = [...template.prefix(prompt.system, prompt.state).tokenize(model.tokenizer), ...template.suffix(prompt.questions[0].text).tokenize(model.tokenizer)];
   const context = await model.createContext({ contextSize: 2048, sequences: 1, threads: 1, flashAttention: false });
   try {

@@ -89,7 +89,7 @@ function decisionsQuestion(question: Question, name: string): { sent: Record<str
       const lines = [instructions];
       const ifTrue = renderValue(question.criteria?.true);
       const ifFalse = renderValue(question.criteria?.false);
-      // The same words as our own prompt (judgment/prompt.ts), so this service upstream reads the same text.
+      // The same words as our own prompt in every cue style (judgment/prompt.ts), so this service upstream reads the same text.
       if (ifTrue !== "") lines.push(`It holds when: ${ifTrue}`);
       if (ifFalse !== "") lines.push(`It does not hold when: ${ifFalse}`);
       return { sent: { type: "predicate", name, instructions: lines.join("\n") }, expected: { name, type: "predicate", values: [] } };

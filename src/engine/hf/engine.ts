@@ -4,7 +4,7 @@ import { probeExactness, STRICT_BOUND, TOLERANT_BOUND } from "./exactness-probe.
  * check it, then prepare through its tokenizer and read label probabilities node by node.
  * (Shared by vllm/ and sglang/; it belongs in engine/remote/ — see the report.)
  */
-import type { JudgmentPrompt } from "../../judgment/prompt.js";
+import type { JudgmentPrompt, TemplateFamily } from "../../judgment/prompt.js";
 import type { Token } from "../label-trie.js";
 import { describe } from "../remote/http.js";
 import type { RemoteEngineOptions } from "../remote/options.js";
@@ -39,6 +39,7 @@ export interface HfServerAdapter {
 
 interface Started {
   model: string;
+  family: TemplateFamily;
   exactness: ExactnessReport;
   prepare: (prompt: JudgmentPrompt, signal?: AbortSignal) => Promise<RemotePrepared>;
 }
@@ -89,6 +90,9 @@ export function createHfServerEngine(options: RemoteEngineOptions, adapter: HfSe
   return {
     get modelId() {
       return options.modelId ?? started?.model ?? options.upstreamModel ?? adapter.kind;
+    },
+    get templateFamily() {
+      return started?.family;
     },
     get description(): EngineDescription {
       const exactness = started?.exactness ?? { mode: options.exactness ?? "strict", bound: exactnessBound(options) };
@@ -157,7 +161,7 @@ async function connect(
   const candidates = await probeCandidates(tokenizer);
   await probeRawLogprobs(read, tokens, candidates, adapter.idsField);
   const exactness = await probeExactness(read, tokens, candidates, options.exactness ?? "strict", exactnessBound(options), { server, kind: adapter.kind }, signal);
-  return { model: served.name, prepare, exactness };
+  return { model: served.name, prepare, family: chat.template.family, exactness };
 }
 
 function exactnessBound(options: RemoteEngineOptions): number {

@@ -158,6 +158,7 @@ function withoutMissingTokens(template: ChatPromptTemplate, missing: Set<string>
   return {
     prefix: (system, state) => strip(template.prefix(system, state)),
     suffix: (question) => strip(template.suffix(question)),
+    family: template.family,
   };
 }
 

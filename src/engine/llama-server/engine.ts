@@ -16,6 +16,7 @@ import {
   type JudgmentEngine,
 } from "../types.js";
 import type { Token } from "../label-trie.js";
+import type { TemplateFamily } from "../../judgment/prompt.js";
 import { IncompatibleServerError, probeRawReadout, STRICT_BOUND, TOLERANT_BOUND } from "./probe.js";
 import { builtinTokens, createServerTokenizer, spareTokens } from "./tokenizer.js";
 import { ServerLoadingError } from "./completion.js";
@@ -37,6 +38,7 @@ interface Connected {
   spare: [Token, Token];
   router: SlotRouter;
   prepare: ReturnType<typeof createRemotePreparer>;
+  family: TemplateFamily;
   measured: number;
 }
 
@@ -83,14 +85,15 @@ export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: Ll
       if (error instanceof EngineFailedError) throw new IncompatibleServerError(`${backend} failed the start-up check: ${error.message}`);
       throw error;
     }
+    const template = createChatPromptTemplate(chatWrapperFor(facts), facts.bosToken);
     const prepare = createRemotePreparer({
-      template: createChatPromptTemplate(chatWrapperFor(facts), facts.bosToken),
+      template,
       builtinTokens: builtins,
       tokenizer,
       contextSize: Math.min(options.contextSize, facts.slotContext),
       maxRequestTokens: options.maxRequestTokens,
     });
-    return { facts, spare, router: createSlotRouter(facts.slots), prepare, measured };
+    return { facts, spare, router: createSlotRouter(facts.slots), prepare, family: template.family, measured };
   };
 
   const ready = (async () => {
@@ -121,6 +124,9 @@ export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: Ll
   return {
     get modelId() {
       return options.modelId ?? connected?.facts.modelName ?? "llama-server";
+    },
+    get templateFamily() {
+      return connected?.family;
     },
     get description(): EngineDescription {
       const exactness: ExactnessReport = { mode, bound, measured: connected?.measured };

@@ -161,6 +161,9 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
 
   return {
     modelId,
+    get templateFamily() {
+      return loaded?.template.family;
+    },
     get description(): EngineDescription {
       return { kind: "llama", backend, slots, exactness: { mode, bound, ...(measured !== undefined && { measured }) } };
     },

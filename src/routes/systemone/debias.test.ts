@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { JudgmentEngine, PreparedJudgment } from "../../engine/types.js";
 import { Mulberry32 } from "../../gguf/prng.js";
 import { canonicalOrder, MAX_SHIFTS, presentations } from "../../judgment/debias.js";
-import { buildPrompt } from "../../judgment/prompt.js";
+import { buildPrompt, promptStyleFor } from "../../judgment/prompt.js";
 import type { Question } from "../../judgment/schema.js";
 import { billingState } from "../../testing/billing-http.js";
 import { expectedCharge, expectedEuros } from "../../testing/billing-store.js";
@@ -54,6 +54,8 @@ const choice = (keys: readonly string[]) => ({
   instructions: "What is the ticket about?",
   criteria: record(keys.map((k) => [k, `description of ${k}`])),
 });
+/** The prompt the service builds for `questions` on the tiny engine (styled for its ChatML template). */
+const served = (questions: readonly Question[]) => buildPrompt(STATE, [...questions], promptStyleFor(tiny.templateFamily));
 const rotate = <T>(xs: readonly T[], by: number) => xs.map((_, i) => xs[(i + by) % xs.length]);
 function shuffled<T>(xs: readonly T[], rng: Mulberry32): T[] {
   const out = [...xs];
@@ -136,7 +138,7 @@ describe("x_debias shift", () => {
     const questions = { topic: choice(OPTIONS) };
     const response = ok(await postJudgment(s, { state: STATE, questions, x_debias: "shift" }));
     const shown = presentations(questions.topic as Question, "shift");
-    const whole = await tiny.prepare(buildPrompt(STATE, shown));
+    const whole = await tiny.prepare(served(shown));
     expect(response.json.x_debias, show(response)).toEqual({ mode: "shift", presentations_read: 8, presentations: 8 });
     expect(response.json.usage.input_tokens, show(response)).toBe(whole.inputTokens);
     // Round 1 reads two rotations (the prepared expansion is not it), then one per round.
@@ -153,9 +155,9 @@ describe("x_debias shift", () => {
     expect(read, `an order-blind judge settles early\n${show(response)}`).toBeLessThan(planned);
     // What the engine itself counts for what was read: the noul and the first rotations.
     const rotations = presentations(questions.topic as Question, "shift").slice(0, read - 1);
-    const readPrompt = buildPrompt(STATE, [...rotations, questions.angry]);
+    const readPrompt = served([...rotations, questions.angry]);
     const expected = (await tiny.prepare(readPrompt)).inputTokens;
-    const hold = (await tiny.prepare(buildPrompt(STATE, [...presentations(questions.topic as Question, "shift"), questions.angry]))).inputTokens;
+    const hold = (await tiny.prepare(served([...presentations(questions.topic as Question, "shift"), questions.angry]))).inputTokens;
     expect(response.json.usage.input_tokens, show(response)).toBe(expected);
     expect(expected).toBeLessThan(hold);
 
@@ -243,7 +245,7 @@ describe("refusals", () => {
 
   it("a request that fits once but not with every rotation says how shift grew it", async () => {
     const questions = { topic: choice(OPTIONS) };
-    const once = (await tiny.prepare(buildPrompt(STATE, [questions.topic as Question]))).inputTokens;
+    const once = (await tiny.prepare(served([questions.topic as Question]))).inputTokens;
     const small = await readyEngine({ maxRequestTokens: once + 50 });
     const s = await server({ engine: small });
     ok(await postJudgment(s, { state: STATE, questions }));
@@ -279,6 +281,7 @@ function orderBlind(engine: JudgmentEngine): JudgmentEngine {
   const shownBy = new WeakMap<PreparedJudgment, readonly Question[]>();
   return {
     modelId: engine.modelId,
+    templateFamily: engine.templateFamily,
     description: engine.description,
     status: () => engine.status(),
     close: async () => undefined,

@@ -1,6 +1,6 @@
 import { BudgetError, UpstreamLimitError, type EngineResult, type PreparedJudgment } from "../../engine/types.js";
 import { PresentationAverage, presentations, withOptionOrder, type DebiasMode } from "../../judgment/debias.js";
-import { buildPrompt, type JudgmentPrompt } from "../../judgment/prompt.js";
+import { buildPrompt, type JudgmentPrompt, type PromptStyle } from "../../judgment/prompt.js";
 import { plural } from "../../judgment/plural.js";
 import type { Question } from "../../judgment/schema.js";
 
@@ -38,6 +38,8 @@ interface Reading {
 export interface DebiasPlan {
   readonly mode: Exclude<DebiasMode, "none">;
   readonly state: unknown;
+  /** Every round is built in the style the whole expansion was prepared in. */
+  readonly style: PromptStyle;
   readonly expansions: readonly Expansion[];
   /** The whole expansion, prepared: its `inputTokens` is the hold (an upper bound for `shift`). */
   readonly prepared: PreparedJudgment;
@@ -69,6 +71,7 @@ export async function planDebiased(
   state: unknown,
   questions: readonly Question[],
   mode: DebiasPlan["mode"],
+  style: PromptStyle,
   prepare: DebiasSteps["prepare"],
 ): Promise<DebiasPlan> {
   let first = 0;
@@ -79,8 +82,8 @@ export async function planDebiased(
   });
   const owner = expansions.flatMap((e, i) => e.shown.map(() => i));
   try {
-    const prepared = await prepare(buildPrompt(state, expansions.flatMap((e) => e.shown)));
-    return { mode, state, expansions, prepared };
+    const prepared = await prepare(buildPrompt(state, expansions.flatMap((e) => e.shown), style));
+    return { mode, state, style, expansions, prepared };
   } catch (error) {
     if (!(error instanceof BudgetError) && !(error instanceof UpstreamLimitError)) throw error;
     const index = error.questionIndex === undefined ? undefined : owner[error.questionIndex];
@@ -103,7 +106,7 @@ export async function judgeDebiased(plan: DebiasPlan, steps: DebiasSteps): Promi
   let round = readings.flatMap((r) => r.expansion.shown.slice(0, plan.mode === "shift" ? 2 : 1).map((_, j) => ({ r, j })));
   while (round.length > 0) {
     const shown = round.map(({ r, j }) => r.expansion.shown[j]);
-    const prepared = round.length === total ? plan.prepared : await steps.prepare(buildPrompt(plan.state, shown));
+    const prepared = round.length === total ? plan.prepared : await steps.prepare(buildPrompt(plan.state, shown, plan.style));
     const result = await steps.evaluate(prepared);
     roundTokens += result.inputTokens;
     timingMs += result.timingMs;

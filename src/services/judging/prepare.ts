@@ -1,4 +1,4 @@
-import type { JudgmentPrompt } from "../../judgment/prompt.js";
+import { buildPrompt, promptStyleFor, type JudgmentPrompt, type PromptCuesSetting, type PromptStyle } from "../../judgment/prompt.js";
 import type { EngineResult, JudgmentEngine, LabelDiagnostics, PreparedJudgment } from "../../engine/types.js";
 import { CONTENT_FREE_STATES, contentFreeDistribution, contextuallyCalibrated } from "../../judgment/contextual.js";
 import { BudgetError, RequestAbortedError, UpstreamLimitError } from "../../engine/types.js";
@@ -6,7 +6,6 @@ import { JudgingRefusal } from "./errors.js";
 import { deadline } from "./deadline.js";
 import { buildAnswer, keyedLogits, type Temperatures } from "../../judgment/answers.js";
 import { answerInClientOrder, type DebiasMode } from "../../judgment/debias.js";
-import { buildPrompt } from "../../judgment/prompt.js";
 import type { Answer, Question } from "../../judgment/schema.js";
 import { judgeDebiased, planDebiased, type DebiasedResult, type DebiasSteps } from "./debias.js";
 import { evaluateWithin, modelTimeout } from "./model.js";
@@ -24,6 +23,8 @@ export interface JudgmentDeps {
   temperatures: () => Temperatures;
   /** Bounds each preparation, and the model's whole work on one request. */
   requestTimeoutMs: number;
+  /** JUDGE_PROMPT_CUES; `auto` (the default) styles the prompt for the engine's template family. */
+  promptCues?: PromptCuesSetting;
 }
 
 export interface PendingJudgment {
@@ -66,7 +67,10 @@ export async function prepareJudgment(deps: JudgmentDeps, input: JudgmentInput, 
   if (input.contextual && mode !== "none") {
     throw new JudgingRefusal("invalid_request", `x_calibration "contextual" corrects the options as sent: use it with x_debias "none" (this request: "${mode}")`);
   }
-  return mode === "none" ? preparePlain(deps, input) : prepareDebiased(deps, input, mode);
+  // Read in the same synchronous step as the engine's first prepare, which refuses an engine not
+  // yet loaded: a request is never styled for "unknown" and then read by a loaded model.
+  const style = promptStyleFor(deps.engine.templateFamily, deps.promptCues);
+  return mode === "none" ? preparePlain(deps, input, style) : prepareDebiased(deps, input, mode, style);
 }
 
 /**
@@ -82,15 +86,15 @@ function refuseDiagnostics(engine: JudgmentEngine, mode: DebiasMode): void {
   }
 }
 
-async function preparePlain(deps: JudgmentDeps, input: JudgmentInput): Promise<PendingJudgment> {
+async function preparePlain(deps: JudgmentDeps, input: JudgmentInput, style: PromptStyle): Promise<PendingJudgment> {
   const { engine, requestTimeoutMs } = deps;
   const { state, ids, questions, signal } = input;
-  const prompt = { ...buildPrompt(state, questions), ...(input.diagnostics && { diagnostics: true }) };
+  const prompt = { ...buildPrompt(state, questions, style), ...(input.diagnostics && { diagnostics: true }) };
   const prepared = await explainingRefusals(ids, () => prepareWithin(engine, prompt, signal, requestTimeoutMs));
   // The content-free prompts are read like any other, so they are held for and billed.
   const contentFree = input.contextual
     ? await explainingRefusals(ids, () =>
-        Promise.all(CONTENT_FREE_STATES.map((cf) => prepareWithin(engine, buildPrompt(cf, questions), signal, requestTimeoutMs))),
+        Promise.all(CONTENT_FREE_STATES.map((cf) => prepareWithin(engine, buildPrompt(cf, questions, style), signal, requestTimeoutMs))),
       )
     : [];
   const exact = prepared.inputTokensExact && contentFree.every((p) => p.inputTokensExact);
@@ -120,11 +124,11 @@ async function preparePlain(deps: JudgmentDeps, input: JudgmentInput): Promise<P
   };
 }
 
-async function prepareDebiased(deps: JudgmentDeps, input: JudgmentInput, mode: Exclude<DebiasMode, "none">): Promise<PendingJudgment> {
+async function prepareDebiased(deps: JudgmentDeps, input: JudgmentInput, mode: Exclude<DebiasMode, "none">, style: PromptStyle): Promise<PendingJudgment> {
   const { engine, requestTimeoutMs } = deps;
   const { state, ids, questions, signal } = input;
   const plan = await explainingRefusals(ids, () =>
-    planDebiased(state, questions, mode, (prompt) => prepareWithin(engine, prompt, signal, requestTimeoutMs)),
+    planDebiased(state, questions, mode, style, (prompt) => prepareWithin(engine, prompt, signal, requestTimeoutMs)),
   );
   const hold = plan.prepared.inputTokens;
   return {
