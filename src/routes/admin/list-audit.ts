@@ -1,15 +1,15 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { MAX_AUDIT_PAGE } from "../../services/types.js";
 import type { Services } from "../../services/build.js";
-import { requestIdHeader } from "../shared.schema.js";
 import { readQuery, wholeNumberParam } from "./input.js";
+import { BeforeParam, pagedResponse } from "./paged.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
 import { AuditEntryView, auditEntryView } from "../../views/audit.js";
 
 const AuditQuery = z.object({
   account: z.string().optional().openapi({ description: "Only the actions concerning this account (acct_…): its own, its keys', its balance's." }),
   limit: wholeNumberParam(1, MAX_AUDIT_PAGE, `How many entries, newest first: 1 to ${MAX_AUDIT_PAGE}, 50 by default.`),
-  before: wholeNumberParam(1, Number.MAX_SAFE_INTEGER, "Only entries older than the entry with this id: the next_before of the previous page."),
+  before: BeforeParam,
 });
 
 const route = createRoute({
@@ -19,20 +19,7 @@ const route = createRoute({
   security: ADMIN_SECURITY,
   request: { query: AuditQuery },
   responses: {
-    200: {
-      description: "Entries, newest first.",
-      headers: requestIdHeader,
-      content: {
-        "application/json": {
-          schema: z
-            .object({
-              entries: z.array(AuditEntryView),
-              next_before: z.number().int().nullable().openapi({ description: "Pass as ?before= for the next (older) page; null on the last page." }),
-            })
-            .openapi("AdminAuditPage"),
-        },
-      },
-    },
+    200: pagedResponse(AuditEntryView, "AdminAuditPage"),
     ...adminErrors("", { 400: `limit is not a whole number from 1 to ${MAX_AUDIT_PAGE}, or before not a positive whole number.` }),
   },
 });

@@ -1,17 +1,17 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { MAX_LEDGER_PAGE } from "../../services/types.js";
 import type { Services } from "../../services/build.js";
-import { requestIdHeader } from "../shared.schema.js";
 import { summaryOr404 } from "./account-summary.js";
 import { AccountIdParams } from "./get-account.js";
 import { readQuery, wholeNumberParam } from "./input.js";
+import { BeforeParam, pagedResponse } from "./paged.js";
 import { KindParam } from "./ledger-filter.js";
 import { ADMIN_SECURITY, addRoute, adminErrors, type AdminApi } from "./route.js";
 import { LedgerEntryView, ledgerEntryView } from "../../views/admin.js";
 
 const LedgerQuery = z.object({
   limit: wholeNumberParam(1, MAX_LEDGER_PAGE, `How many entries, newest first: 1 to ${MAX_LEDGER_PAGE}, 50 by default.`),
-  before: wholeNumberParam(1, Number.MAX_SAFE_INTEGER, "Only entries older than the entry with this id: the next_before of the previous page."),
+  before: BeforeParam,
   kind: KindParam,
 });
 
@@ -22,20 +22,7 @@ const route = createRoute({
   security: ADMIN_SECURITY,
   request: { params: AccountIdParams, query: LedgerQuery },
   responses: {
-    200: {
-      description: "Entries, newest first.",
-      headers: requestIdHeader,
-      content: {
-        "application/json": {
-          schema: z
-            .object({
-              entries: z.array(LedgerEntryView),
-              next_before: z.number().int().nullable().openapi({ description: "Pass as ?before= for the next (older) page; null on the last page." }),
-            })
-            .openapi("AdminLedgerPage"),
-        },
-      },
-    },
+    200: pagedResponse(LedgerEntryView, "AdminLedgerPage"),
     ...adminErrors("No such account (account_not_found).", { 400: `limit is not a whole number from 1 to ${MAX_LEDGER_PAGE}, before not a positive whole number, or kind not a known kind.` }),
   },
 });
