@@ -5,7 +5,9 @@
  *
  *   npx tsx scripts/prompt-ab.ts <model.gguf> <dataset.jsonl> <style> [--json]
  *
- * Styles: default (DEFAULT_PROMPT_STYLE), base (letters, the judge's system text, full cues: the
+ * Styles: auto (what the service builds for this model: JUDGE_PROMPT_CUES=auto, per chat template
+ * family), default (DEFAULT_PROMPT_STYLE: digits, full cues; the service's style for a family no
+ * measurement covers, and its default before 2026-11-28), base (letters, the judge's system text, full cues: the
  * default before the A/B), letters / digits (choice labels), nosystem / judge (the system text),
  * full / short / compact (the answer cues), each a change of one thing from the default. One thread: on a shared 2-core machine, two spinning threads wait on each other.
  */
@@ -16,7 +18,7 @@ import { parseDataset, requestOf } from "../src/evaluation/dataset.js";
 import { auroc, qualityReport, type QuestionPrediction } from "../src/evaluation/quality.js";
 import { isCorrect } from "../src/evaluation/metrics.js";
 import { normalise } from "../src/judgment/answers.js";
-import { buildPrompt, DEFAULT_PROMPT_STYLE, type PromptStyle } from "../src/judgment/prompt.js";
+import { buildPrompt, DEFAULT_PROMPT_STYLE, promptStyleFor, type PromptStyle } from "../src/judgment/prompt.js";
 import type { Question } from "../src/judgment/schema.js";
 
 const STYLES: Record<string, PromptStyle> = {
@@ -33,14 +35,14 @@ const STYLES: Record<string, PromptStyle> = {
 };
 
 const [modelPath, datasetPath, styleName] = process.argv.slice(2);
-const style = STYLES[styleName];
-if (!modelPath || !datasetPath || !style) {
-  console.error(`usage: prompt-ab.ts <model.gguf> <dataset.jsonl> <${Object.keys(STYLES).join("|")}> [--json]`);
+if (!modelPath || !datasetPath || !(styleName === "auto" || STYLES[styleName])) {
+  console.error(`usage: prompt-ab.ts <model.gguf> <dataset.jsonl> <auto|${Object.keys(STYLES).join("|")}> [--json]`);
   process.exit(2);
 }
 const items = parseDataset(await readFile(datasetPath, "utf8"), datasetPath);
 const engine = createLlamaEngine({ model: modelPath, modelsDir: ".", contextSize: 2048, maxRequestTokens: 100_000, threads: 1, gpu: "off", slots: 1 });
 await engine.ready;
+const style: PromptStyle = styleName === "auto" ? promptStyleFor(engine.templateFamily) : STYLES[styleName];
 
 const records: QuestionPrediction[] = [];
 /** The same answers with contextual calibration (Zhao et al. 2021): divided by the answer to content-free states. */
@@ -104,14 +106,16 @@ const flags = (filter: (d: (typeof diagnosed)[number]) => boolean) => {
 const diagnostics = Object.fromEntries(
   ["overall", "choice", "noul", "score"].map((type) => [type, flags((d) => type === "overall" || d.type === type)]).filter(([, f]) => (f as { answers: number }).answers > 0),
 );
-const row = { model: basename(modelPath), dataset: basename(datasetPath), style: styleName, items: items.length, input_tokens: tokens, seconds: (performance.now() - started) / 1000, quality: report.byType, contextual: contextualReport.byType, diagnostics };
+const row = { model: basename(modelPath), dataset: basename(datasetPath), style: styleName === "auto" ? `auto (${style.cues} cues)` : styleName, items: items.length, input_tokens: tokens, seconds: (performance.now() - started) / 1000, quality: report.byType, contextual: contextualReport.byType, diagnostics };
 if (process.argv.includes("--json")) console.log(JSON.stringify(row));
 else {
-  console.log(`${row.model} ${row.dataset} style=${styleName}: ${items.length} items, ${tokens} tokens, ${row.seconds.toFixed(0)} s`);
+  console.log(`${row.model} ${row.dataset} style=${row.style}: ${items.length} items, ${tokens} tokens, ${row.seconds.toFixed(0)} s`);
   for (const [type, q] of Object.entries(report.byType)) {
     const f = (x: number) => x.toFixed(4);
     const g = diagnostics[type];
     if (g) console.log(`${type.padEnd(8)} label mass median ${g.median_label_mass.toFixed(4)}, top token a label ${(100 * g.top_token_is_label_share).toFixed(1)}%, AUROC(low mass → wrong) ${g.auroc_low_mass_flags_wrong.toFixed(3)}, AUROC(low confidence → wrong) ${g.auroc_low_confidence_flags_wrong.toFixed(3)}`);
     console.log(`${type.padEnd(8)} acc ${f(q!.model.accuracy)}  F1 ${f(q!.model.macroF1)}  ECE10 ${f(q!.model.ece)}  Brier ${f(q!.model.brier)}  NLL ${f(q!.model.nll)}   prior NLL ${f(q!.prior.nll)}`);
+    const c = contextualReport.byType[type as keyof typeof contextualReport.byType];
+    if (c) console.log(`${type.padEnd(8)} contextual: acc ${f(c.model.accuracy)}  ECE10 ${f(c.model.ece)}  NLL ${f(c.model.nll)}`);
   }
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Question } from "./schema.js";
 import { choiceLabels, NOUL_LABELS, scoreLabels } from "./labels.js";
-import { buildPrompt, COMPACT_CUES_SYSTEM_TEXT, DEFAULT_PROMPT_STYLE, promptStyleFor, questionPrompt, SHORT_CUES_SYSTEM_TEXT, SYSTEM_TEXT } from "./prompt.js";
+import { buildPrompt, COMPACT_CUES_SYSTEM_TEXT, DEFAULT_PROMPT_STYLE, promptStyleFor, promptStyleSetting, questionPrompt, SHORT_CUES_SYSTEM_TEXT, styledFor, SYSTEM_TEXT } from "./prompt.js";
 
 const show = (value: unknown) => JSON.stringify(value, null, 1);
 
@@ -219,5 +219,28 @@ describe("the style per chat template family (JUDGE_PROMPT_CUES)", () => {
         expect(promptStyleFor(family, setting), `${setting} on ${family}`).toEqual({ ...DEFAULT_PROMPT_STYLE, cues: setting });
       }
     }
+  });
+});
+
+describe("auto cues: styled where the model's template is known", () => {
+  const questions = Object.values(QUESTIONS);
+  it("a prompt built with auto is marked, and styledFor rebuilds it in the family's style, keeping what else it asks", () => {
+    const auto = { ...buildPrompt({ a: 1 }, questions, "auto"), diagnostics: true };
+    expect(auto.auto).toBe(true);
+    for (const family of ["chatml", "gemma", "other"] as const) {
+      const fixed = buildPrompt({ a: 1 }, questions, promptStyleFor(family));
+      expect(styledFor(auto, family), family).toEqual({ ...fixed, diagnostics: true, auto: false });
+    }
+  });
+
+  it("a prompt built in a fixed style is read as it is by every family", () => {
+    const fixed = buildPrompt({ a: 1 }, questions, promptStyleFor(undefined, "compact"));
+    for (const family of ["chatml", "gemma", "other"] as const) expect(styledFor(fixed, family)).toBe(fixed);
+  });
+
+  it("JUDGE_PROMPT_CUES: auto leaves the style to the engine; a fixed setting is one style for every model", () => {
+    expect(promptStyleSetting("auto")).toBe("auto");
+    expect(promptStyleSetting(undefined)).toBe("auto");
+    expect(promptStyleSetting("short")).toEqual({ ...DEFAULT_PROMPT_STYLE, cues: "short" });
   });
 });

@@ -23,6 +23,13 @@ export interface JudgmentPrompt {
   source?: { state: unknown; questions: readonly Question[] };
   /** Asks the engine for label diagnostics (`x_diagnostics`); engines that cannot read them ignore it. */
   diagnostics?: boolean;
+  /**
+   * Built with `auto` cues: the text above is the default style's, and an engine that applies a
+   * chat template rebuilds it for its template's family (`styledFor`) when it tokenises. Chosen
+   * there, not before, because only a loaded model knows its template, and a model may load (or
+   * a server connect) between the two.
+   */
+  auto?: boolean;
 }
 
 export const SYSTEM_TEXT =
@@ -86,13 +93,28 @@ export function promptStyleFor(family: TemplateFamily | undefined, setting: Prom
   return { ...DEFAULT_PROMPT_STYLE, cues };
 }
 
-export function buildPrompt(state: unknown, questions: Question[], style: PromptStyle = DEFAULT_PROMPT_STYLE): JudgmentPrompt {
+/** `auto`: styled by the engine for its template family (see `JudgmentPrompt.auto`). */
+export function buildPrompt(state: unknown, questions: Question[], style: PromptStyle | "auto" = DEFAULT_PROMPT_STYLE): JudgmentPrompt {
+  const fixed = style === "auto" ? DEFAULT_PROMPT_STYLE : style;
   return {
-    system: style.system === "none" ? "" : SYSTEM_TEXTS[style.cues],
+    system: fixed.system === "none" ? "" : SYSTEM_TEXTS[fixed.cues],
     state: stateSection(state),
-    questions: questions.map((q) => questionPrompt(q, style)),
+    questions: questions.map((q) => questionPrompt(q, fixed)),
     source: { state, questions },
+    ...(style === "auto" && { auto: true }),
   };
+}
+
+/** The prompt as a model of `family` reads it: rebuilt in that family's style when built with `auto`, else as it is. */
+export function styledFor(prompt: JudgmentPrompt, family: TemplateFamily): JudgmentPrompt {
+  if (!prompt.auto || !prompt.source) return prompt;
+  const { system, state, questions } = buildPrompt(prompt.source.state, [...prompt.source.questions], promptStyleFor(family));
+  return { ...prompt, system, state, questions, auto: false };
+}
+
+/** What a request is built with under JUDGE_PROMPT_CUES: `auto` (styled by the engine), or one style for every model. */
+export function promptStyleSetting(setting: PromptCuesSetting = "auto"): PromptStyle | "auto" {
+  return setting === "auto" ? "auto" : promptStyleFor(undefined, setting);
 }
 
 const SYSTEM_TEXTS: Record<PromptStyle["cues"], string> = { full: SYSTEM_TEXT, short: SHORT_CUES_SYSTEM_TEXT, compact: COMPACT_CUES_SYSTEM_TEXT };

@@ -7,7 +7,7 @@ import {
 } from "node-llama-cpp";
 import { createChatPromptTemplate } from "../engine/chat-prompt.js";
 import { bosTextOf } from "../engine/llama/runtime.js";
-import type { JudgmentPrompt } from "../judgment/prompt.js";
+import { styledFor, type JudgmentPrompt } from "../judgment/prompt.js";
 
 /**
  * An independent reference for the engine's numbers: for every label token, a fresh evaluation
@@ -21,8 +21,10 @@ import type { JudgmentPrompt } from "../judgment/prompt.js";
  * only defined for given shapes, and strict's are the engine's contract. Nothing else of the
  * engine is shared, so the two must agree to the rounding of their float64 sums.
  */
-export async function referenceProbabilities(model: LlamaModel, prompt: JudgmentPrompt): Promise<number[][]> {
+export async function referenceProbabilities(model: LlamaModel, asked: JudgmentPrompt): Promise<number[][]> {
   const template = createChatPromptTemplate(resolveChatWrapper(model), bosTextOf(model));
+  // A prompt built with `auto` cues reads as the engine reads it: in the template family's style.
+  const prompt = styledFor(asked, template.family);
   const prefix = template.prefix(prompt.system, prompt.state).tokenize(model.tokenizer);
   // Two threads: llama.cpp's CPU kernels give each output row to one thread, so the count changes
   // no number (the 255-option test stays exact) and halves the suite's longest test (270 → 141 s).

@@ -4,7 +4,7 @@ import path from "node:path";
 import { getLlama, type LlamaModel } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildAnswer, NEUTRAL_TEMPERATURES, normalise } from "../../judgment/answers.js";
-import { buildPrompt } from "../../judgment/prompt.js";
+import { buildPrompt, promptStyleFor } from "../../judgment/prompt.js";
 import type { Question } from "../../judgment/schema.js";
 import { tinyFixturePath } from "../../testing/fixture.js";
 import { referenceProbabilities } from "../../testing/reference.js";
@@ -164,6 +164,16 @@ describe("budgets and counting", () => {
       const alone = (await engine.prepare(buildPrompt(STATE, [q]))).inputTokens;
       expect(perQuestion[i], `question ${i}: ${context}`).toBe(alone - empty);
     }
+  });
+
+  it("reads a prompt built with auto cues in its template family's style: the same tokens and answers as that style asked explicitly", async () => {
+    const questions = [choice(4), score(5), { type: "noul", instructions: "It is urgent.", criteria: { true: "today" } } as Question];
+    expect(engine.templateFamily).toBe("chatml");
+    const auto = await engine.prepare(buildPrompt(STATE, questions, "auto"));
+    const explicit = await engine.prepare(buildPrompt(STATE, questions, promptStyleFor("chatml")));
+    const full = await engine.prepare(buildPrompt(STATE, questions, promptStyleFor(undefined, "full")));
+    expect([auto.inputTokens, full.inputTokens === auto.inputTokens]).toEqual([explicit.inputTokens, false]);
+    expect((await engine.evaluate(auto)).labelLogProbs).toEqual((await engine.evaluate(explicit)).labelLogProbs);
   });
 
   it("refuses a state over the context budget before running the model", async () => {

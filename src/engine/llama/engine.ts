@@ -1,5 +1,5 @@
 import type { LlamaText } from "node-llama-cpp";
-import type { JudgmentPrompt } from "../../judgment/prompt.js";
+import { styledFor, type JudgmentPrompt } from "../../judgment/prompt.js";
 import {
   branchTokenCount,
   buildLabelTrie,
@@ -177,8 +177,9 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
       throwIfAborted(signal);
       const target = requireLoaded();
       if (!longestTokens.has(target)) longestTokens.set(target, longestTokenBytes(target.model));
-      refuseCertainlyOverBudget(prompt, longestTokens.get(target), options.maxRequestTokens);
-      return prepareJudgment(target, prompt, options);
+      const styled = styledFor(prompt, target.template.family);
+      refuseCertainlyOverBudget(styled, longestTokens.get(target), options.maxRequestTokens);
+      return prepareJudgment(target, styled, options);
     },
     async evaluate(prepared, signal) {
       const target = requireLoaded();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildPrompt } from "../../judgment/prompt.js";
+import { buildPrompt, promptStyleFor } from "../../judgment/prompt.js";
 import type { Question } from "../../judgment/schema.js";
 import type { Token } from "../label-trie.js";
 import { createRemotePreparer, type RemoteTokenizer } from "./prepare.js";
@@ -44,5 +44,18 @@ describe("createRemotePreparer's questionTokens", () => {
     for (const [i, q] of questions.entries()) {
       expect(perQuestion[i], `question ${i}: ${context}`).toBe((await prepare(buildPrompt(STATE, [q]))).inputTokens - empty);
     }
+  });
+});
+
+describe("createRemotePreparer and auto cues", () => {
+  it("reads a prompt built with auto cues in its template family's style (ChatML: short), and a fixed style as given", async () => {
+    expect(remoteChat(undefined).template.family).toBe("chatml");
+    const tokens = async (style: Parameters<typeof buildPrompt>[2]) => {
+      const prepared = await prepare(buildPrompt(STATE, questions, style));
+      return [...prepared.prefixTokens, ...prepared.questions.flatMap((q) => q.tokens)];
+    };
+    const [auto, short, full] = [await tokens("auto"), await tokens(promptStyleFor("chatml")), await tokens(promptStyleFor(undefined, "full"))];
+    expect(auto).toEqual(short);
+    expect(auto).not.toEqual(full);
   });
 });

@@ -1,5 +1,5 @@
 import { SpecialToken, SpecialTokensText, type LlamaText } from "node-llama-cpp";
-import type { JudgmentPrompt } from "../../judgment/prompt.js";
+import { styledFor, type JudgmentPrompt } from "../../judgment/prompt.js";
 import type { ChatPromptTemplate } from "../chat-prompt.js";
 import { branchTokenCount, buildLabelTrie, trieDepth, type Token } from "../label-trie.js";
 import { BudgetError, throwIfAborted } from "../types.js";
@@ -79,8 +79,9 @@ export function createRemotePreparer(options: RemotePreparerOptions) {
   const labelTokens = (label: string, signal?: AbortSignal) =>
     cached(labels, label, () => options.tokenizer.tokenize(label, false, signal));
 
-  return async function prepare(prompt: JudgmentPrompt, signal?: AbortSignal): Promise<PreparedTokens> {
+  return async function prepare(asked: JudgmentPrompt, signal?: AbortSignal): Promise<PreparedTokens> {
     throwIfAborted(signal);
+    const prompt = styledFor(asked, options.template.family);
     const [prefixTokens, questionParts] = await Promise.all([
       tokenizeText(options.template.prefix(prompt.system, prompt.state), signal),
       Promise.all(

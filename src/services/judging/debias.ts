@@ -39,7 +39,7 @@ export interface DebiasPlan {
   readonly mode: Exclude<DebiasMode, "none">;
   readonly state: unknown;
   /** Every round is built in the style the whole expansion was prepared in. */
-  readonly style: PromptStyle;
+  readonly style: PromptStyle | "auto";
   readonly expansions: readonly Expansion[];
   /** The whole expansion, prepared: its `inputTokens` is the hold (an upper bound for `shift`). */
   readonly prepared: PreparedJudgment;
@@ -71,7 +71,7 @@ export async function planDebiased(
   state: unknown,
   questions: readonly Question[],
   mode: DebiasPlan["mode"],
-  style: PromptStyle,
+  style: PromptStyle | "auto",
   prepare: DebiasSteps["prepare"],
 ): Promise<DebiasPlan> {
   let first = 0;

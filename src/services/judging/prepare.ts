@@ -1,4 +1,4 @@
-import { buildPrompt, promptStyleFor, type JudgmentPrompt, type PromptCuesSetting, type PromptStyle } from "../../judgment/prompt.js";
+import { buildPrompt, promptStyleSetting, type JudgmentPrompt, type PromptCuesSetting, type PromptStyle } from "../../judgment/prompt.js";
 import type { EngineResult, JudgmentEngine, LabelDiagnostics, PreparedJudgment } from "../../engine/types.js";
 import { CONTENT_FREE_STATES, contentFreeDistribution, contextuallyCalibrated } from "../../judgment/contextual.js";
 import { BudgetError, RequestAbortedError, UpstreamLimitError } from "../../engine/types.js";
@@ -67,9 +67,8 @@ export async function prepareJudgment(deps: JudgmentDeps, input: JudgmentInput, 
   if (input.contextual && mode !== "none") {
     throw new JudgingRefusal("invalid_request", `x_calibration "contextual" corrects the options as sent: use it with x_debias "none" (this request: "${mode}")`);
   }
-  // Read in the same synchronous step as the engine's first prepare, which refuses an engine not
-  // yet loaded: a request is never styled for "unknown" and then read by a loaded model.
-  const style = promptStyleFor(deps.engine.templateFamily, deps.promptCues);
+  // `auto`: the engine styles the prompt for its model's template as it tokenises it.
+  const style = promptStyleSetting(deps.promptCues);
   return mode === "none" ? preparePlain(deps, input, style) : prepareDebiased(deps, input, mode, style);
 }
 
@@ -86,7 +85,7 @@ function refuseDiagnostics(engine: JudgmentEngine, mode: DebiasMode): void {
   }
 }
 
-async function preparePlain(deps: JudgmentDeps, input: JudgmentInput, style: PromptStyle): Promise<PendingJudgment> {
+async function preparePlain(deps: JudgmentDeps, input: JudgmentInput, style: PromptStyle | "auto"): Promise<PendingJudgment> {
   const { engine, requestTimeoutMs } = deps;
   const { state, ids, questions, signal } = input;
   const prompt = { ...buildPrompt(state, questions, style), ...(input.diagnostics && { diagnostics: true }) };
@@ -124,7 +123,7 @@ async function preparePlain(deps: JudgmentDeps, input: JudgmentInput, style: Pro
   };
 }
 
-async function prepareDebiased(deps: JudgmentDeps, input: JudgmentInput, mode: Exclude<DebiasMode, "none">, style: PromptStyle): Promise<PendingJudgment> {
+async function prepareDebiased(deps: JudgmentDeps, input: JudgmentInput, mode: Exclude<DebiasMode, "none">, style: PromptStyle | "auto"): Promise<PendingJudgment> {
   const { engine, requestTimeoutMs } = deps;
   const { state, ids, questions, signal } = input;
   const plan = await explainingRefusals(ids, () =>

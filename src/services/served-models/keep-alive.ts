@@ -149,6 +149,9 @@ export function createKeepAlive(options: KeepAliveOptions): { engine: JudgmentEn
     get description() {
       return current?.description ?? notLoaded;
     },
+    get templateFamily() {
+      return current?.templateFamily;
+    },
     get ready() {
       return (loading ?? Promise.resolve(current)).then(() => undefined, () => undefined);
     },
