@@ -6,7 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model=$(realpath "$1"); rounds=${2:-2}; shift $(( $# >= 2 ? 2 : 1 ))
-bin=$(scripts/build-llama-server.sh)
+# LLAMA_SERVER_BIN: another llama-server build to compare against the in-process engine.
+bin=${LLAMA_SERVER_BIN:-$(scripts/build-llama-server.sh)}
 work=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 port() { node -e 'const s=require("net").createServer().listen(0,()=>{console.log(s.address().port);s.close()})'; }
 ls_port=$(port); a_port=$(port); b_port=$(port)
