@@ -6,7 +6,7 @@ import { createLlamaEngine } from "../llama/engine.js";
 import type { JudgmentEngine } from "../types.js";
 import { createLlamaServerEngine } from "./engine.js";
 import { choiceQuestion as choice, NOUL_QUESTIONS as NOULS, scoreQuestion as score } from "../../testing/exactness.js";
-import { maxDifference, probabilities, remoteOptions } from "./test-helpers.js";
+import { maxDifference, probabilities, remoteOptions, settledStatus } from "./test-helpers.js";
 
 /**
  * Real models are quantized, and llama.cpp runs Q4_0 and Q8_0 weights through other kernels than
@@ -54,7 +54,8 @@ async function bothEngines(weights: FixtureWeightType): Promise<{ server: LlamaS
 describe.each(["Q4_0", "Q8_0"] as const)("llama-server on %s weights", (weights) => {
   it("starts, passes its start-up probe and answers as the in-process engine does", async () => {
     const { server, remote, local } = await bothEngines(weights);
-    expect(await remote.status(), server.output().slice(-3000)).toEqual({ state: "ready" });
+    const status = await settledStatus(remote);
+    expect(status, `${JSON.stringify(status)}\n${server.output().slice(-3000)}`).toEqual({ state: "ready" });
     for (const [name, state] of [["short state", STATE], ["long state", LONG_STATE]] as const) {
       const [ours, reference] = [await probabilities(remote, state, QUESTIONS), await probabilities(local, state, QUESTIONS)];
       expect(ours.prepared.inputTokens, `${weights}, ${name}: input tokens`).toBe(reference.prepared.inputTokens);

@@ -7,7 +7,7 @@ import { readyTinyEngine } from "../../testing/server.js";
 import type { JudgmentEngine } from "../types.js";
 import { createLlamaServerEngine } from "./engine.js";
 import { choiceQuestion as choice, NOUL_QUESTIONS as NOULS, scoreQuestion as score } from "../../testing/exactness.js";
-import { maxDifference, probabilities, remoteOptions } from "./test-helpers.js";
+import { maxDifference, probabilities, remoteOptions, settledStatus } from "./test-helpers.js";
 
 /**
  * The llama-server engine against a real llama-server on the tiny fixture, compared with the
@@ -38,7 +38,8 @@ beforeAll(async () => {
   const engine = createLlamaServerEngine(remoteOptions(llamaServer.url));
   remote = engine;
   [local] = await Promise.all([readyTinyEngine(), engine.ready]);
-  expect(await remote.status(), llamaServer.output()).toEqual({ state: "ready" });
+  const status = await settledStatus(remote);
+  expect(status, `${JSON.stringify(status)}\n${llamaServer.output()}`).toEqual({ state: "ready" });
 });
 afterAll(async () => {
   // The measured differences, for the record (vitest prints console output with the results).

@@ -7,7 +7,7 @@ import { startLlamaServerStandIn, type LlamaServerStandIn } from "../../testing/
 import { choiceQuestion as choice, NOUL_QUESTIONS, scoreQuestion as score } from "../../testing/exactness.js";
 import { createLlamaServerEngine } from "./engine.js";
 import { availableRealModels } from "../../testing/real-models.js";
-import { probabilities, remoteOptions } from "./test-helpers.js";
+import { probabilities, remoteOptions, settledStatus } from "./test-helpers.js";
 
 /**
  * How many HTTP calls a request makes to llama-server, counted by a recording stand-in in front
@@ -36,7 +36,8 @@ async function countCalls(mode: "strict" | "tolerant", questions: Question[], wh
   const engine = createLlamaServerEngine(remoteOptions(stand.url, { exactness: mode }));
   try {
     await engine.ready;
-    expect(await engine.status(), llamaServer.output()).toEqual({ state: "ready" });
+    const status = await settledStatus(engine);
+    expect(status, `${JSON.stringify(status)}\n${llamaServer.output()}`).toEqual({ state: "ready" });
     const rounds = [];
     for (let round = 0; round < 2; round++) {
       stand.exchanges.length = 0;
@@ -112,7 +113,8 @@ describe.skipIf(!REAL_MODEL)("on a real model (SmolLM2-135M-Instruct Q4_1)", () 
     const engine = createLlamaServerEngine(remoteOptions(recorder.url, { server: { url: recorder.url, timeoutMs: 120_000 } }));
     try {
       await engine.ready;
-      expect(await engine.status(), real.output()).toEqual({ state: "ready" });
+      const status = await settledStatus(engine);
+      expect(status, `${JSON.stringify(status)}\n${real.output()}`).toEqual({ state: "ready" });
       const seen: Record<string, unknown> = {};
       // The 255-option choice (2 calls, ~1 MB, measured once) takes minutes on a shared 2-core machine: not repeated here.
       for (const [what, questions, most] of [["3 questions", THREE, 3]] as const) {

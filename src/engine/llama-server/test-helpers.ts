@@ -15,6 +15,19 @@ export function remoteOptions(url: string, overrides: Partial<RemoteEngineOption
   };
 }
 
+/**
+ * The engine's status once it says ready, or after 15 s. Once, in a full suite on the loaded 2-core
+ * machine, status() said "failed" right after start-up (it gives /props 2 s): a test's setup
+ * check waits that out; engine.faults.test.ts tests status() itself.
+ */
+export async function settledStatus(engine: JudgmentEngine) {
+  let status = await engine.status();
+  for (const until = Date.now() + 15_000; status.state !== "ready" && Date.now() < until; status = await engine.status()) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return status;
+}
+
 /** What `engine` prepares and answers for the questions: the prepared request and each question's probabilities. */
 export async function probabilities(engine: JudgmentEngine, state: unknown, questions: Question[]) {
   const prepared = await engine.prepare(buildPrompt(state, questions));
