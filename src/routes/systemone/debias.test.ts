@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { JudgmentEngine, PreparedJudgment } from "../../engine/types.js";
 import { Mulberry32 } from "../../gguf/prng.js";
 import { canonicalOrder, MAX_SHIFTS, presentations } from "../../judgment/debias.js";
-import { buildPrompt, promptStyleFor } from "../../judgment/prompt.js";
+import { buildPrompt } from "../../judgment/prompt.js";
 import type { Question } from "../../judgment/schema.js";
 import { billingState } from "../../testing/billing-http.js";
 import { expectedCharge, expectedEuros } from "../../testing/billing-store.js";
@@ -54,8 +54,8 @@ const choice = (keys: readonly string[]) => ({
   instructions: "What is the ticket about?",
   criteria: record(keys.map((k) => [k, `description of ${k}`])),
 });
-/** The prompt the service builds for `questions` on the tiny engine (styled for its ChatML template). */
-const served = (questions: readonly Question[]) => buildPrompt(STATE, [...questions], promptStyleFor(tiny.templateFamily));
+/** The prompt the service builds for `questions` (JUDGE_PROMPT_CUES=auto: the engine styles it). */
+const served = (questions: readonly Question[]) => buildPrompt(STATE, [...questions], "auto");
 const rotate = <T>(xs: readonly T[], by: number) => xs.map((_, i) => xs[(i + by) % xs.length]);
 function shuffled<T>(xs: readonly T[], rng: Mulberry32): T[] {
   const out = [...xs];
@@ -281,7 +281,6 @@ function orderBlind(engine: JudgmentEngine): JudgmentEngine {
   const shownBy = new WeakMap<PreparedJudgment, readonly Question[]>();
   return {
     modelId: engine.modelId,
-    templateFamily: engine.templateFamily,
     description: engine.description,
     status: () => engine.status(),
     close: async () => undefined,
