@@ -23,6 +23,8 @@ export function remoteOptions(url: string, overrides: Partial<RemoteEngineOption
 export async function settledStatus(engine: JudgmentEngine) {
   let status = await engine.status();
   for (const until = Date.now() + 15_000; status.state !== "ready" && Date.now() < until; status = await engine.status()) {
+    // Printed, so the cause of a status waited out (timeout or changed /props) is on record.
+    console.warn(`llama-server status before ready: ${JSON.stringify(status)}`);
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
   return status;
