@@ -97,7 +97,7 @@ export function promptStyleFor(family: TemplateFamily | undefined, setting: Prom
 export function buildPrompt(state: unknown, questions: Question[], style: PromptStyle | "auto" = DEFAULT_PROMPT_STYLE): JudgmentPrompt {
   const fixed = style === "auto" ? DEFAULT_PROMPT_STYLE : style;
   return {
-    system: fixed.system === "none" ? "" : SYSTEM_TEXTS[fixed.cues],
+    system: systemText(fixed),
     state: stateSection(state),
     questions: questions.map((q) => questionPrompt(q, fixed)),
     source: { state, questions },
@@ -108,8 +108,9 @@ export function buildPrompt(state: unknown, questions: Question[], style: Prompt
 /** The prompt as a model of `family` reads it: rebuilt in that family's style when built with `auto`, else as it is. */
 export function styledFor(prompt: JudgmentPrompt, family: TemplateFamily): JudgmentPrompt {
   if (!prompt.auto || !prompt.source) return prompt;
-  const { system, state, questions } = buildPrompt(prompt.source.state, [...prompt.source.questions], promptStyleFor(family));
-  return { ...prompt, system, state, questions, auto: false };
+  // The state section is the same in every style, so the (possibly large) state is not rendered again.
+  const style = promptStyleFor(family);
+  return { ...prompt, system: systemText(style), questions: prompt.source.questions.map((q) => questionPrompt(q, style)), auto: false };
 }
 
 /** What a request is built with under JUDGE_PROMPT_CUES: `auto` (styled by the engine), or one style for every model. */
@@ -118,6 +119,10 @@ export function promptStyleSetting(setting: PromptCuesSetting = "auto"): PromptS
 }
 
 const SYSTEM_TEXTS: Record<PromptStyle["cues"], string> = { full: SYSTEM_TEXT, short: SHORT_CUES_SYSTEM_TEXT, compact: COMPACT_CUES_SYSTEM_TEXT };
+
+function systemText(style: PromptStyle): string {
+  return style.system === "none" ? "" : SYSTEM_TEXTS[style.cues];
+}
 
 /** Ends with a blank line so the question's tokens start on a clean boundary. */
 function stateSection(state: unknown): string {
