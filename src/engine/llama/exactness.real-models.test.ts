@@ -22,8 +22,8 @@ import { bosTextOf } from "./runtime.js";
  * Instruct (byte-level BPE, 49,152 tokens, ChatML) and Gemma 3 270M (SentencePiece, 262,144
  * tokens, a template without a system role, sliding-window attention). The reference is the
  * independent full-vocabulary float64 evaluation of src/testing/reference.ts; it costs one fresh
- * evaluation of the whole prompt per distinct label prefix, so each question is asked once and
- * the answers are shared by the slot counts and the isolation tests.
+ * evaluation of the whole prompt per question (and a short one per further label prefix), so
+ * each question is asked once and the answers are shared by the slot counts and the isolation tests.
  */
 
 const models = availableRealModels();
@@ -31,9 +31,8 @@ const models = availableRealModels();
 const SLOW = 600_000;
 
 /**
- * 100 and 255 options without descriptions: the reference evaluates the whole prompt afresh for
- * each distinct first token of a two-token label (10 times for SmolLM2's 255 codes), so a shorter
- * option list keeps CI's cost down; the labels and the readout are the same.
+ * 100 and 255 options without descriptions: the prompt is read whole by the engine and the
+ * reference, so a shorter option list keeps CI's cost down; the labels and the readout are the same.
  */
 const choiceFor = (n: number): Question =>
   n < 100 ? choiceQuestion(n) : { type: "choice", instructions: `Pick one of ${n}.`, criteria: Object.fromEntries(Array.from({ length: n }, (_, i) => [`o${i}`, null])) };
