@@ -7,7 +7,7 @@
 // source gives a new key, so the cache is never stale; where it cannot be written (a read-only
 // install) or esbuild is missing, the CLI runs through tsx as before.
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -24,7 +24,7 @@ if (main) {
 /** The transpiled CLI entry in the cache, transpiling src/ there first when its key is new. */
 async function compiledEntry() {
   const src = join(root, "src");
-  // Test files and test support are never imported by the CLI; everything else is, potentially.
+  // Test files are never imported by the CLI; everything else may be (the console's pages too).
   const files = readdirSync(src, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile())
     .map((entry) => join(entry.parentPath ?? entry.path, entry.name).slice(src.length + 1))
@@ -36,7 +36,11 @@ async function compiledEntry() {
   const cache = join(root, "node_modules/.cache/typed-judgment-service");
   const dir = join(cache, `cli-${hash.digest("hex").slice(0, 16)}`);
   const entry = join(dir, "src/cli/main.js");
-  if (existsSync(entry)) return entry;
+  if (existsSync(entry)) {
+    // Marks the copy as in use, so the clean-up below spares it for another day.
+    utimesSync(dir, new Date(), new Date());
+    return entry;
+  }
 
   const { build } = await import("esbuild");
   const temp = `${dir}.${process.pid}.tmp`;
@@ -64,7 +68,7 @@ async function compiledEntry() {
     // Another run renamed its copy first: the same sources, so either will do.
     rmSync(temp, { recursive: true, force: true });
   }
-  // Older keys' copies after a day (a process started from one may still import from it).
+  // Other keys' copies once unused for a day (a process started from one may still import from it).
   for (const old of readdirSync(cache)) {
     const path = join(cache, old);
     if (path !== dir && Date.now() - statSync(path).mtimeMs > 86_400_000) rmSync(path, { recursive: true, force: true });
