@@ -1,4 +1,3 @@
-// @lane timed: asserts on elapsed time, so it runs with no other test file beside it (src/testing/test-kinds.ts).
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
@@ -12,7 +11,8 @@ import { cleanEnv, freePort } from "./testing/instances.js";
 /**
  * Starting the service wrong, through every entry point as a user types it (`npm start`, which
  * is `tsx src/main.ts`; `judge serve`; an administration command): one line on stderr naming
- * what to fix, exit code 1, never a stack trace, never a process left hanging.
+ * what to fix, exit code 1, never a stack trace, never a process left hanging. (A model that
+ * cannot be loaded is main.model-unavailable.test.ts: it asserts on elapsed time.)
  */
 
 const repoRoot = fileURLToPath(new URL("../", import.meta.url));
@@ -93,46 +93,5 @@ describe("a start that cannot succeed", () => {
     writeFileSync(notADatabase, "this is not SQLite ".repeat(100));
     const result = await run(ENTRY_POINTS["npm start (tsx src/main.ts)"], settings({ JUDGE_PORT: "0", JUDGE_DB: notADatabase }));
     expectOneLine(result, /^judge: Cannot use database .*not-a-database\.db: file is not a database$/m);
-  });
-});
-
-describe("a model that cannot be loaded", () => {
-  // A download host that refuses connections fails as a machine without internet does, at once.
-  const offline = async () => `http://127.0.0.1:${await freePort()}/models/model.gguf`;
-  const cases: [string, () => Promise<string>, RegExp][] = [
-    ["a local file that does not exist", async () => join(dir, "no-such-model.gguf"), /no-such-model\.gguf does not exist/],
-    ["a model to download with no network (offline first start)", offline, /cannot download .* cannot be reached/],
-  ];
-  it.each(cases)("%s: serves anyway, /health is 503 failed with the reason within seconds, a plain hint says what to do, SIGTERM exits 0", async (_, model, reason) => {
-    const missing = await model();
-    const port = await freePort();
-    const started = performance.now();
-    const child = spawn(process.execPath, ENTRY_POINTS["judge serve"], {
-      cwd: repoRoot,
-      env: cleanEnv(settings({ JUDGE_HOST: "127.0.0.1", JUDGE_PORT: String(port), JUDGE_MODEL: missing, JUDGE_MODELS_DIR: join(dir, "models") })),
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let stderr = "";
-    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-    try {
-      let health: { status: number; body: Record<string, unknown> } | undefined;
-      for (let tries = 0; tries < 300 && health?.body.status !== "failed"; tries++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        const response = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
-        if (response) health = { status: response.status, body: (await response.json()) as Record<string, unknown> };
-      }
-      expect(health?.status, stderr).toBe(503);
-      expect(health?.body, stderr).toMatchObject({ code: "service_unavailable", status: "failed" });
-      expect(String(health?.body.error), JSON.stringify(health)).toMatch(reason);
-      expect(performance.now() - started, "failed within seconds").toBeLessThan(20_000);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(stderr, stderr).toMatch(/"message":"model unavailable"/);
-      expect(stderr, stderr).toContain("Point JUDGE_MODEL at a local GGUF file");
-      expect(stderr, stderr).toContain("npm run start:fixture");
-    } finally {
-      child.kill("SIGTERM");
-    }
-    expect(await exited, stderr).toBe(0);
   });
 });

@@ -29,9 +29,13 @@ describe("which lane a system test runs in", () => {
     // Real weights: one file at a time, beside the system lane.
     ["engine/llama/exactness.real-models.test.ts", "models"],
     ["engine/llama-server/gpu-check.test.ts", "models"],
+    // Real weights in one test (SmolLM2 through llama-server), so the whole file.
+    ["engine/llama-server/round-trips.test.ts", "models"],
     // Asserts on elapsed time (marked): alone, after the rest.
     ["http/fuzz.test.ts", "timed"],
-    ["engine/llama-server/round-trips.test.ts", "timed"],
+    ["engine/llama-server/slots-parallel.test.ts", "timed"],
+    ["main.model-unavailable.test.ts", "timed"],
+    ["main.startup.test.ts", "system"],
   ])("%s runs in the %s lane", (file, lane) => {
     expect(testLane(join(SRC, file))).toBe(lane);
   });

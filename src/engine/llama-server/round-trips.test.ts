@@ -1,4 +1,3 @@
-// @lane timed: asserts on elapsed time, so it runs with no other test file beside it (src/testing/test-kinds.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Question } from "../../judgment/schema.js";
 import { tinyFixturePath } from "../../testing/fixture.js";
@@ -12,7 +11,8 @@ import { probabilities, remoteOptions, settledStatus } from "./test-helpers.js";
 /**
  * How many HTTP calls a request makes to llama-server, counted by a recording stand-in in front
  * of a real one, on the random-weight tiny fixture (its labels are almost never in a top list,
- * the case that used to cost one forced call per label token), and that slots run in parallel.
+ * the case that used to cost one forced call per label token). That slots run in parallel is
+ * slots-parallel.test.ts, which asserts on elapsed time.
  */
 
 const STATE = { notes: "the customer wrote again about the order and the refund ".repeat(8) };
@@ -67,40 +67,6 @@ describe("a request's calls to llama-server are bounded by its questions, not it
       for (const round of rounds) expect(round.calls, JSON.stringify(rounds)).toBeLessThanOrEqual(8);
     });
   }
-});
-
-describe("slots run in parallel against a server that batches", () => {
-  async function timeEight(mode: "strict" | "tolerant") {
-    const engine = createLlamaServerEngine(remoteOptions(stand.url, { exactness: mode }));
-    try {
-      await engine.ready;
-      const states = Array.from({ length: 8 }, (_, i) => `state number ${i} `.repeat(10));
-      // Each state's prefix is cached first, so the timed requests cost the same alone and together.
-      await Promise.all(states.map((state) => probabilities(engine, state, [choice(3)])));
-      stand.delayMs = 50;
-      let started = performance.now();
-      await probabilities(engine, states[0], [choice(3)]);
-      const alone = performance.now() - started;
-      started = performance.now();
-      await Promise.all(states.map((state) => probabilities(engine, state, [choice(3)])));
-      return { alone, eight: performance.now() - started };
-    } finally {
-      stand.delayMs = 0;
-      await engine.close();
-    }
-  }
-
-  it("tolerant: 8 concurrent requests on 8 states take about as long as one or two (50 ms per call)", async () => {
-    const t = await timeEight("tolerant");
-    measured.push(`8 concurrent (tolerant): ${JSON.stringify(t)}`);
-    expect(t.eight, JSON.stringify(t)).toBeLessThan(2.5 * t.alone);
-  });
-
-  it("strict: the same 8 requests run one at a time (nothing batched beside a read)", async () => {
-    const t = await timeEight("strict");
-    measured.push(`8 concurrent (strict): ${JSON.stringify(t)}`);
-    expect(t.eight, JSON.stringify(t)).toBeGreaterThan(6 * t.alone);
-  });
 });
 
 /** A real model (scripts/real-models.sh; required under CI): labels are near the top, one call per question. */
