@@ -105,7 +105,8 @@ else
   bin=$cpu_bin; bench_bin="$(dirname "$cpu_bin")/llama-bench"; offload=()
   card="CPU ($(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
 fi
-threads=$(node -e 'console.log(Math.max(1, require("os").availableParallelism()))')
+# GPU_CHECK_THREADS: fewer CPU threads (the test suite, beside other tests: llama.cpp's threads spin waiting for each other on a busy machine).
+threads=${GPU_CHECK_THREADS:-$(node -e 'console.log(Math.max(1, require("os").availableParallelism()))')}
 say "gpu-check on $card, $(date -u +%F), $threads threads, llama.cpp $("$bin" --version 2>&1 | grep -m1 -o 'version: [^ ]*' || echo '?')"
 
 if [ $tiny = 1 ]; then

@@ -10,7 +10,7 @@ import { referenceProbabilities } from "./reference.js";
  * left (erasing only the last batch); this proves that gives the very bits of starting every read
  * from an empty sequence, on the Qwen2-tokenizer fixture, where 6 of the first 100 two-letter
  * codes are two tokens, with three distinct first tokens, after a state long enough for two prefix
- * chunks. exactness.real-models.test.ts checks the same on real weights.
+ * chunks. src/testing/real-models-exactness.ts checks the same on real weights.
  */
 let model: LlamaModel;
 beforeAll(async () => {

@@ -34,9 +34,10 @@ export async function referenceProbabilities(model: LlamaModel, asked: JudgmentP
   // A prompt built with `auto` cues reads as the engine reads it: in the template family's style.
   const prompt = styledFor(asked, template.family);
   const prefix = template.prefix(prompt.system, prompt.state).tokenize(model.tokenizer);
-  // Two threads: llama.cpp's CPU kernels give each output row to one thread, so the count changes
-  // no number (the 255-option test stays exact) and halves the suite's longest test (270 → 141 s).
-  const context = await model.createContext({ contextSize: 8192, batchSize: STRICT_BATCH, sequences: 1, threads: 2, flashAttention: false, swaFullCache: true });
+  // One thread: the suite runs beside other files on 2 cores, where two llama.cpp threads spin
+  // waiting for each other (vitest.config.ts). llama.cpp's CPU kernels give each output row to one
+  // thread, so the count changes no number.
+  const context = await model.createContext({ contextSize: 8192, batchSize: STRICT_BATCH, sequences: 1, threads: 1, flashAttention: false, swaFullCache: true });
   const sequence = context.getSequence();
   try {
     const answers: number[][] = [];

@@ -27,7 +27,8 @@ describe("which lane a system test runs in", () => {
     ["store/store.test.ts", "system"],
     ["console/console.browser.test.ts", "system"],
     // Real weights: one file at a time, beside the system lane.
-    ["engine/llama/exactness.real-models.test.ts", "models"],
+    ["engine/llama/exactness.smollm2.real-models.test.ts", "models"],
+    ["engine/llama/exactness.gemma3.real-models.test.ts", "models"],
     ["engine/llama-server/gpu-check.test.ts", "models"],
     // Real weights in one test (SmolLM2 through llama-server), so the whole file.
     ["engine/llama-server/round-trips.test.ts", "models"],

@@ -16,7 +16,9 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../.
  */
 function runScript(file: string, args: string[], timeoutMs: number): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(file, args, { cwd: ROOT, encoding: "utf8", timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+    // One llama.cpp thread per process: the suite runs beside other files on 2 cores (vitest.config.ts).
+    const env = { ...process.env, GPU_CHECK_THREADS: "1" };
+    execFile(file, args, { cwd: ROOT, env, encoding: "utf8", timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       const status = error ? (typeof error.code === "number" ? error.code : null) : 0;
       resolve({ status, stdout, stderr });
     });

@@ -28,8 +28,9 @@ let engine: LlamaEngine;
 beforeAll(async () => {
   const file = await tinyQwen2FixturePath();
   llama = await getLlama({ gpu: false, build: "never" });
-  // The math cores; flash attention stays off (the engine's default on the CPU build).
-  engine = createLlamaEngine({ model: file, modelsDir: ".", contextSize: 8192, maxRequestTokens: 100_000, threads: llama.cpuMathCores, gpu: "off" });
+  // One thread (the suite runs beside other files on 2 cores, see vitest.config.ts); flash
+  // attention stays off (the engine's default on the CPU build).
+  engine = createLlamaEngine({ model: file, modelsDir: ".", contextSize: 8192, maxRequestTokens: 100_000, threads: 1, gpu: "off" });
   await engine.ready;
   model = await llama.loadModel({ modelPath: file });
 });
