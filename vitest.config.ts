@@ -1,19 +1,21 @@
 import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { defineConfig } from "vitest/config";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { testLane, type TestLane } from "./src/testing/test-kinds.js";
 
 /**
- * Four parts (src/testing/test-kinds.ts decides which test is which, from its code), in three
- * steps (sequence.groupOrder):
+ * Four kinds of test file (src/testing/test-kinds.ts decides which is which, from its code), run
+ * in three steps (sequence.groupOrder):
  * 1. unit: no port, model, database, browser or process.
- * 2. models (real weights) and system (servers, databases, processes, the tiny fixtures), in one
- *    pool of three worker threads: system files spend much of their time waiting on servers,
- *    databases and child processes, so three files keep the 2 cores busy. Every llama.cpp
- *    context in these tests uses one thread: two threads of one context spin at each barrier
- *    while the other waits for a core, which on a busy 2-core machine wasted most of the time
- *    (the exactness suite with two threads: 270 s alone, about 3× slower beside the system lane).
+ * 2. system and models (real weights), as one vitest project: one pool of three worker threads,
+ *    real-weight files first. System files spend much of their time waiting on servers,
+ *    databases and child processes, so three files keep the 2 cores busy. (As two projects,
+ *    vitest ran them one after the other: without isolation it recycles the workers between
+ *    projects, after every file of the first has finished.) Every llama.cpp context in these
+ *    tests uses one thread: two threads of one context spin at each barrier while the other
+ *    waits for a core, which on a busy 2-core machine wasted most of the time (the exactness
+ *    suite with two threads: 270 s alone, about 3× slower beside the system files).
  * 3. timed: files that assert on elapsed time, one at a time in a process with nothing beside it.
  * Vitest 3 sizes each pool from the root poolOptions: threads serve steps 1 and 2, forks step 3.
  * Files share their worker's module graph (isolate: false): importing the app afresh for each of
@@ -29,16 +31,16 @@ const lanes = new Map(tests.map((file) => [file, testLane(join(process.cwd(), fi
 const inLane = (lane: TestLane) => tests.filter((file) => lanes.get(file) === lane);
 
 /**
- * Longest first, so that the step ends with short files on all workers: the real-weight files
+ * Longest first, so that the step ends with short files on every worker: the real-weight files
  * first (the two exactness suites, then by size), then the system files in vitest's order
  * (longest first from its results cache, else largest file first).
  */
 class LaneSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
+    const isModels = (file: TestSpecification) => lanes.get(relative(process.cwd(), file.moduleId).split("\\").join("/")) === "models";
     const weight = (file: TestSpecification) => (/exactness\.[^/]*real-models/.test(file.moduleId) ? 1e9 : 0) + statSync(file.moduleId).size;
-    const models = sorted.filter((file) => file.project.name === "models").sort((a, b) => weight(b) - weight(a));
-    return [...models, ...sorted.filter((file) => file.project.name !== "models")];
+    return [...sorted.filter(isModels).sort((a, b) => weight(b) - weight(a)), ...sorted.filter((file) => !isModels(file))];
   }
 }
 
@@ -53,8 +55,7 @@ export default defineConfig({
     },
     projects: [
       { extends: true, test: { name: "unit", include: inLane("unit"), pool: "threads", sequence: { groupOrder: 0 } } },
-      { extends: true, test: { name: "system", include: inLane("system"), pool: "threads", sequence: { groupOrder: 1 } } },
-      { extends: true, test: { name: "models", include: inLane("models"), pool: "threads", sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: "system", include: [...inLane("models"), ...inLane("system")], pool: "threads", sequence: { groupOrder: 1 } } },
       { extends: true, test: { name: "timed", include: inLane("timed"), pool: "forks", sequence: { groupOrder: 2 } } },
     ],
   },
