@@ -32,15 +32,18 @@ const inLane = (lane: TestLane) => tests.filter((file) => lanes.get(file) === la
 
 /**
  * Longest first, so that the step ends with short files on every worker: the real-weight files
- * first (the two exactness suites, then by size), then the system files in vitest's order
- * (longest first from its results cache, else largest file first).
+ * first (the two exactness suites, then by size), then the typecheck (one ~20–30 s tsc process
+ * in a small file: by size it ran last, alone at the end of a full run), then the system files
+ * in vitest's order (longest first from its results cache, else largest file first).
  */
 class LaneSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const isModels = (file: TestSpecification) => lanes.get(relative(process.cwd(), file.moduleId).split("\\").join("/")) === "models";
     const weight = (file: TestSpecification) => (/exactness\.[^/]*real-models/.test(file.moduleId) ? 1e9 : 0) + statSync(file.moduleId).size;
-    return [...sorted.filter(isModels).sort((a, b) => weight(b) - weight(a)), ...sorted.filter((file) => !isModels(file))];
+    const isTypecheck = (file: TestSpecification) => file.moduleId.endsWith("/src/typecheck.test.ts");
+    const system = sorted.filter((file) => !isModels(file));
+    return [...sorted.filter(isModels).sort((a, b) => weight(b) - weight(a)), ...system.filter(isTypecheck), ...system.filter((file) => !isTypecheck(file))];
   }
 }
 

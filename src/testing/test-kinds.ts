@@ -4,9 +4,10 @@ import { dirname, resolve, sep } from "node:path";
 /**
  * Which part of the suite a test file runs in (vitest.config.ts):
  * - unit: no port, model, database, browser, process or thread;
- * - system: real servers, databases, processes and the tiny fixture models; two files at a time;
- * - models: CPU-bound work on real weights (real models, gpu-check.sh); one file at a time, beside
- *   the system part, so two model loads never share the 2 cores;
+ * - system: real servers, databases, processes and the tiny fixture models;
+ * - models: CPU-bound work on real weights (real models, gpu-check.sh); in the same pool as the
+ *   system files (three at a time), started first, longest first, so that none is left running
+ *   alone at the end;
  * - timed: files that assert on elapsed time (marked `@lane timed` in a comment); one at a time,
  *   after everything else, with nothing beside them, so another file's load cannot fail them.
  *
