@@ -16,8 +16,10 @@ import { testLane, type TestLane } from "./src/testing/test-kinds.js";
  *    tests uses one thread: two threads of one context spin at each barrier while the other
  *    waits for a core, which on a busy 2-core machine wasted most of the time (the exactness
  *    suite with two threads: 270 s alone, about 3× slower beside the system files).
- * 3. timed: files that assert on elapsed time, one at a time in a process with nothing beside it
- *    (one process for all of them: a fresh one per file cost ~13 s of the lane's ~85).
+ * 3. timed: files that assert on elapsed time, after everything else, in two processes (two
+ *    files at a time: the lane alone 72 → 46 s; their bounds hold with one other timed file
+ *    beside them, not beside the real-weight files), each kept for the files that follow (a
+ *    fresh process per file cost ~13 s of the lane's ~85).
  * Vitest 3 sizes each pool from the root poolOptions: threads serve steps 1 and 2, forks step 3.
  * Files share their worker's module graph (isolate: false): importing the app afresh for each of
  * 126 system files cost 114 s of collection (the system lane alone: 387 → 347 s wall, 669 →
@@ -55,7 +57,7 @@ export default defineConfig({
     hookTimeout: 180_000,
     poolOptions: {
       threads: { minThreads: 3, maxThreads: 3, isolate: false },
-      forks: { minForks: 1, maxForks: 1, isolate: false },
+      forks: { minForks: 2, maxForks: 2, isolate: false },
     },
     projects: [
       { extends: true, test: { name: "unit", include: inLane("unit"), pool: "threads", sequence: { groupOrder: 0 } } },

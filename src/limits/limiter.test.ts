@@ -1,4 +1,4 @@
-// @lane timed: asserts on elapsed time, so it runs with no other test file beside it (src/testing/test-kinds.ts).
+// @lane timed: asserts on elapsed time, so it runs after everything else, beside one other timed file at most (src/testing/test-kinds.ts).
 import { randomUUID } from "node:crypto";
 import { connect, createServer, type AddressInfo, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";

@@ -39,12 +39,14 @@ export interface LlamaServerStandIn {
   delayMs: number;
   /** Every /completion exchange relayed from the real server so far. */
   readonly exchanges: Exchange[];
+  /** The most /completion calls it held at once (delay and relay) since the last reset. */
+  maxInFlight: number;
   close(): Promise<void>;
 }
 
 export async function startLlamaServerStandIn(upstream: string, mode: StandInMode = "pass"): Promise<LlamaServerStandIn> {
   const exchanges: Exchange[] = [];
-  const state = { mode, delayMs: 0 };
+  const state = { mode, delayMs: 0, inFlight: 0, maxInFlight: 0 };
 
   const server = http.createServer((req, res) => {
     handle(req, res).catch(() => res.destroy());
@@ -62,11 +64,17 @@ export async function startLlamaServerStandIn(upstream: string, mode: StandInMod
     if (current === "error-500") {
       return void relay(res, { status: 500, text: JSON.stringify({ error: { code: 500, message: "injected failure", type: "server_error" } }) });
     }
-    if (state.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, state.delayMs));
-    const sent = { ...request };
-    if (current === "post-sampling" || current === "processed-as-logprobs") sent.post_sampling_probs = true;
-    if (current === "ignores-bias") delete sent.logit_bias;
-    const upstreamReply = await forward(upstream, "POST", route, JSON.stringify(sent), authorization);
+    state.maxInFlight = Math.max(state.maxInFlight, ++state.inFlight);
+    let upstreamReply: Awaited<ReturnType<typeof forward>>;
+    try {
+      if (state.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, state.delayMs));
+      const sent = { ...request };
+      if (current === "post-sampling" || current === "processed-as-logprobs") sent.post_sampling_probs = true;
+      if (current === "ignores-bias") delete sent.logit_bias;
+      upstreamReply = await forward(upstream, "POST", route, JSON.stringify(sent), authorization);
+    } finally {
+      state.inFlight--;
+    }
     let reply = JSON.parse(upstreamReply.text);
     // A call with several prompts answers with a list of replies.
     const each = (change: (one: any) => any) => (reply = Array.isArray(reply) ? reply.map(change) : change(reply));
@@ -99,6 +107,12 @@ export async function startLlamaServerStandIn(upstream: string, mode: StandInMod
       state.delayMs = value;
     },
     exchanges,
+    get maxInFlight() {
+      return state.maxInFlight;
+    },
+    set maxInFlight(value: number) {
+      state.maxInFlight = value;
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

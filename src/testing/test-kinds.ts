@@ -8,8 +8,10 @@ import { dirname, resolve, sep } from "node:path";
  * - models: CPU-bound work on real weights (real models, gpu-check.sh); in the same pool as the
  *   system files (three at a time), started first, longest first, so that none is left running
  *   alone at the end;
- * - timed: files that assert on elapsed time (marked `@lane timed` in a comment); one at a time,
- *   after everything else, with nothing beside them, so another file's load cannot fail them.
+ * - timed: files that assert on elapsed time (marked `@lane timed` in a comment); after
+ *   everything else, two at a time on the 2 cores, so no real-weight or system file's load can
+ *   fail them (their bounds are loose, or counted rather than timed, where two side by side
+ *   could skew them).
  *
  * A test is a system test when it, or the test support it imports (testing/, test
  * helpers; followed transitively), opens or serves a port, loads a model, opens a database,

@@ -1,4 +1,4 @@
-// @lane timed: asserts on elapsed time, so it runs with no other test file beside it (src/testing/test-kinds.ts).
+// @lane timed: asserts on elapsed time, so it runs after everything else, beside one other timed file at most (src/testing/test-kinds.ts).
 import { describe, expect, it } from "vitest";
 import { EngineFailedError } from "../../engine/types.js";
 import { billingHeadersOf, billingState, judgmentBody, moneyTables, useBillingServers, waitFor, type BillingServer } from "../../testing/billing-http.js";

@@ -1,4 +1,4 @@
-// @lane timed: asserts on elapsed time, so it runs with no other test file beside it (src/testing/test-kinds.ts).
+// @lane timed: asserts on elapsed time, so it runs after everything else, beside one other timed file at most (src/testing/test-kinds.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JudgmentEngine } from "../../engine/types.js";
 import { createStallingEngine, type StallingEngine } from "../../testing/stalling-engine.js";
