@@ -3,9 +3,9 @@
 // about a second a start (every module it imports crosses to the hooks' thread and back), and
 // even as plain JavaScript file by file, resolving and reading ~500 modules (kysely alone ships
 // 262) took half a second of CPU. So the first run bundles the CLI with esbuild (the transform
-// tsx itself uses) into a cache keyed by the sources' and the lockfile's content, and every later
-// run imports that bundle: ~0.25 s a start instead of ~0.6 s (`judge keys list` and friends, and
-// the test suite's hundreds of CLI runs). A changed source gives a new key, so the cache is never
+// tsx itself uses) into a cache keyed by the sources' content and the bundled packages' versions,
+// and every later run imports that bundle: ~0.3 s a start instead of ~0.6 s (`judge keys list`
+// and friends, and the test suite's hundreds of CLI runs). A changed source gives a new key, so the cache is never
 // stale; where it cannot be written (a read-only install) or esbuild is missing, the CLI runs
 // through tsx as before.
 import { createHash } from "node:crypto";
@@ -34,9 +34,10 @@ async function compiledEntry() {
     .map((entry) => join(entry.parentPath ?? entry.path, entry.name).slice(src.length + 1))
     .filter((file) => !/\.test\.ts$/.test(file))
     .sort();
-  // The bundled packages' versions are part of the key too: an `npm ci` that changes one gives a new bundle.
+  // The bundled packages' versions are part of the key too: an `npm ci` that changes one gives a
+  // new bundle ("bundle": a key of its own apart from the file-by-file copies made before).
   const version = (name) => JSON.parse(readFileSync(join(root, "node_modules", name, "package.json"), "utf8")).version;
-  const hash = createHash("sha256").update(`${process.version} ${["esbuild", ...BUNDLED].map((name) => `${name} ${version(name)}`).join(" ")}\n`);
+  const hash = createHash("sha256").update(`bundle ${process.version} ${["esbuild", ...BUNDLED].map((name) => `${name} ${version(name)}`).join(" ")}\n`);
   for (const file of files) hash.update(`${file}\0`).update(readFileSync(join(src, file))).update("\0");
   const cache = join(root, "node_modules/.cache/typed-judgment-service");
   const dir = join(cache, `cli-${hash.digest("hex").slice(0, 16)}`);
