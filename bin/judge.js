@@ -5,9 +5,9 @@
 // 262) took half a second of CPU. So the first run bundles the CLI with esbuild (the transform
 // tsx itself uses) into a cache keyed by the sources' content and the bundled packages' versions,
 // and every later run imports that bundle: ~0.3 s a start instead of ~0.6 s (`judge keys list`
-// and friends, and the test suite's hundreds of CLI runs). A changed source gives a new key, so the cache is never
-// stale; where it cannot be written (a read-only install) or esbuild is missing, the CLI runs
-// through tsx as before.
+// and friends, and the test suite's hundreds of CLI runs). A changed source gives a new key, so
+// the cache is never stale; where it cannot be written (a read-only install) or esbuild is
+// missing, the CLI runs through tsx as before.
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
