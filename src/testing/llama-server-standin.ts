@@ -9,13 +9,13 @@ import http from "node:http";
 export type StandInMode =
   /** Forward unchanged. */
   | "pass"
-  /** Sends post_sampling_probs: true upstream: replies carry `prob`/`top_probs`, as from a server that ignores our false. */
+  /** Flips post_sampling_probs upstream: processed lists where raw ones were asked (`prob`/`top_probs`) and raw where processed, as from a server that ignores the field. */
   | "post-sampling"
   /** Post-sampling values under the raw names (`logprob` = log of the processed probability). */
   | "processed-as-logprobs"
   /** The top list's entries lose their `id`. */
   | "missing-ids"
-  /** Drops logit_bias: the server generates its own argmax instead of the forced token. */
+  /** Drops logit_bias: nothing is forced or lifted. */
   | "ignores-bias"
   /** A 200 whose body is cut off mid-JSON. */
   | "malformed-json"
@@ -69,7 +69,8 @@ export async function startLlamaServerStandIn(upstream: string, mode: StandInMod
     try {
       if (state.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, state.delayMs));
       const sent = { ...request };
-      if (current === "post-sampling" || current === "processed-as-logprobs") sent.post_sampling_probs = true;
+      if (current === "post-sampling") sent.post_sampling_probs = !request.post_sampling_probs;
+      if (current === "processed-as-logprobs") sent.post_sampling_probs = true;
       if (current === "ignores-bias") delete sent.logit_bias;
       upstreamReply = await forward(upstream, "POST", route, JSON.stringify(sent), authorization);
     } finally {

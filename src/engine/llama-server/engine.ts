@@ -22,6 +22,8 @@ import { builtinTokens, createServerTokenizer, spareTokens } from "./tokenizer.j
 import { ServerLoadingError } from "./completion.js";
 import { chatWrapperFor, factsChanged, readServerFacts, type ServerFacts } from "./server-facts.js";
 import { readLabelLogProbsOnSlot } from "./walk.js";
+import type { LiftMemory } from "./lifted-read.js";
+import { learnLabelDepths } from "./calibrate.js";
 
 /** Knobs for tests and operators; the defaults are what production runs with. */
 export interface LlamaServerEngineTuning {
@@ -40,6 +42,8 @@ interface Connected {
   prepare: ReturnType<typeof createRemotePreparer>;
   family: TemplateFamily;
   measured: number;
+  /** Where label tokens rank on this model (lifted-read.ts, calibrate.ts): a guess for speed only. */
+  lifts: LiftMemory;
 }
 
 /** `status()` asks the server at most this long, so /health answers promptly when it is gone. */
@@ -66,8 +70,6 @@ export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: Ll
   // and what each slot's cache holds, to reuse a prefix only where its chunks are the same.
   const serial = createSerialQueue();
   const heldPrefix = new Map<number, readonly Token[]>();
-  // Whether labels tend to fall outside the raw top list on this model (batch-read.ts): a guess for speed only.
-  const hint = { relativeExpected: false };
 
   const connect = async (): Promise<Connected> => {
     const facts = await readServerFacts(server, stop.signal);
@@ -93,7 +95,14 @@ export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: Ll
       contextSize: Math.min(options.contextSize, facts.slotContext),
       maxRequestTokens: options.maxRequestTokens,
     });
-    return { facts, spare, router: createSlotRouter(facts.slots), prepare, family: template.family, measured };
+    let lifts: LiftMemory;
+    try {
+      lifts = await learnLabelDepths(prepare, { server, slot: 0, spareTokens: spare, exactness: mode, prefixReused: 0 }, stop.signal);
+    } catch (error) {
+      if (error instanceof EngineFailedError) throw new IncompatibleServerError(`${backend} failed the start-up check: ${error.message}`);
+      throw error;
+    }
+    return { facts, spare, router: createSlotRouter(facts.slots), prepare, family: template.family, measured, lifts };
   };
 
   const ready = (async () => {
@@ -166,7 +175,7 @@ export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: Ll
         throwIfAborted(signal);
         const started = performance.now();
         const prefix = prepared.prefixTokens;
-        const session = { server, slot: lease.slot, spareTokens: target.spare, exactness: mode, prefixReused: strictReuse(heldPrefix.get(lease.slot), prefix), onCall: tuning.onCall, hint };
+        const session = { server, slot: lease.slot, spareTokens: target.spare, exactness: mode, prefixReused: strictReuse(heldPrefix.get(lease.slot), prefix), onCall: tuning.onCall, lifts: target.lifts };
         heldPrefix.delete(lease.slot);
         const labelLogProbs = await readLabelLogProbsOnSlot(prepared, session, signal);
         heldPrefix.set(lease.slot, prefix);

@@ -23,6 +23,10 @@ export const STRICT_BOUND = 1e-9;
 export const TOLERANT_BOUND = 1e-3;
 /** Strict's one-batch check (max |Δp| over a top list): measured 0 on the tiny fixture without flash attention, ~1e-3 with it. */
 const ONE_BATCH_TOLERANCE = 1e-5;
+/** A lifted read's log-ratio of two tokens against the raw list's: float32 rounding of a lifted logit is ~1e-6. */
+const RATIO_TOLERANCE = 1e-5;
+/** Its level against the raw list's, which llama-server normalises with a float32 sum (~3e-4 measured on a flat distribution). */
+const LEVEL_TOLERANCE = 2e-3;
 /** Kept for callers of the old name: strict's bound. */
 export const BATCHING_TOLERANCE = STRICT_BOUND;
 
@@ -46,8 +50,8 @@ export interface ProbeResult {
  *    prefix and another question (cached), and, in tolerant mode with two slots or more, while
  *    another slot evaluates a long prompt (beside others): the largest difference is the
  *    figure reported, refused above `bound`;
- * 2. raw values: a candidate's value equals a read forcing it with `logit_bias` (which reports
- *    the raw full-vocabulary value), so neither the grammar nor post-sampling leaked into them.
+ * 2. raw values: the lifted read (lifted-read.ts) agrees with llama-server's raw list, so no
+ *    sampler, temperature or ignored field leaked into them.
  */
 export async function probeRawReadout(
   server: RemoteServer,
@@ -112,15 +116,23 @@ export async function probeRawReadout(
     );
   }
 
-  // The raw value of candidates[0] at the first node, read by forcing it, in the mode's shapes.
+  // The engine's lifted read against llama-server's raw list (post_sampling_probs false) at the
+  // first node, in the mode's shapes: a candidate's ratio to the raw list's best token, and that
+  // token's level. A server that ignored the bias, the sampler list or the temperature, or
+  // reported processed values as raw, would move the ratio by far more than float32 rounding.
   const keep = tokens.length - 2;
-  await fillCache(server, [...tokens.slice(0, keep), tokens[keep] === spare[0] ? spare[1] : spare[0]], 0, signal);
-  const forced = await readCompletion(server, { tokens, nProbs: 1, force: candidates[0], slot: 0 }, signal);
-  const ours = cached[0].get(candidates[0])!;
-  const leak = Math.abs(Math.exp(forced.logProb) - Math.exp(ours));
-  if (!(leak <= Math.max(bound, 1e-6))) {
+  const rollback = [...tokens.slice(0, keep), tokens[keep] === spare[0] ? spare[1] : spare[0]];
+  await fillCache(server, rollback, 0, signal);
+  const raw = await readCompletion(server, { tokens, nProbs: 1, force: candidates[0], slot: 0 }, signal);
+  const [best] = raw.top;
+  await fillCache(server, rollback, 0, signal);
+  const [lifted] = await readNodes(session(0, prefixLength), [{ context: tokens, candidates: [...new Set([candidates[0], best[0]])], stem }], signal);
+  const ratio = Math.abs(lifted.get(candidates[0])! - lifted.get(best[0])! - (raw.logProb - best[1]));
+  const level = Math.abs(lifted.get(best[0])! - best[1]);
+  if (!(ratio <= RATIO_TOLERANCE && level <= LEVEL_TOLERANCE)) {
     throw new IncompatibleServerError(
-      `${where}/completion reports processed probabilities: token ${candidates[0]} read through the grammar as ${ours}, forced as ${forced.logProb} (|Δp| ${leak.toExponential(2)}); it must report the raw distribution (post_sampling_probs: false) and honour token-id grammars`,
+      `${where}/completion reports processed probabilities: token ${candidates[0]} against token ${best[0]} read lifted (post_sampling_probs, logit_bias) ` +
+        `differs from its raw list by ${ratio.toExponential(2)} in the log-ratio and ${level.toExponential(2)} in the level; it must honour logit_bias, samplers and temperature and report the raw distribution when post_sampling_probs is false`,
     );
   }
   return { measured };

@@ -73,7 +73,7 @@ describe("a request's calls to llama-server are bounded by its questions, not it
 const REAL_MODEL = availableRealModels().find((m) => m.name === "smollm2-135m-instruct")?.file ?? "";
 
 describe.skipIf(!REAL_MODEL)("on a real model (SmolLM2-135M-Instruct Q4_1)", () => {
-  it("the 3-question request makes one call per question: its labels are in the raw top list", async () => {
+  it("the 3-question request reads each question once (its labels are near the top) and stays within 6 calls", async () => {
     const real = await startLlamaServer({ model: REAL_MODEL, slots: 1, contextSize: 8192 });
     const recorder = await startLlamaServerStandIn(real.url);
     const engine = createLlamaServerEngine(remoteOptions(recorder.url, { server: { url: recorder.url, timeoutMs: 120_000 } }));
@@ -83,11 +83,14 @@ describe.skipIf(!REAL_MODEL)("on a real model (SmolLM2-135M-Instruct Q4_1)", () 
       expect(status, `${JSON.stringify(status)}\n${real.output()}`).toEqual({ state: "ready" });
       const seen: Record<string, unknown> = {};
       // The 255-option choice (2 calls, ~1 MB, measured once) takes minutes on a shared 2-core machine: not repeated here.
-      for (const [what, questions, most] of [["3 questions", THREE, 3]] as const) {
+      for (const [what, questions] of [["3 questions", THREE]] as const) {
         recorder.exchanges.length = 0;
         await probabilities(engine, STATE, [...questions]);
-        seen[what] = { calls: recorder.exchanges.length, bytes: recorder.exchanges.reduce((sum, e) => sum + e.bytes.request + e.bytes.reply, 0) };
-        expect(recorder.exchanges.length, JSON.stringify(seen)).toBeLessThanOrEqual(most);
+        // Reading calls generate a token; fill calls (n_predict 0) only evaluate prompts.
+        const reads = recorder.exchanges.filter((e) => e.request.n_predict !== 0).length;
+        seen[what] = { calls: recorder.exchanges.length, reads, bytes: recorder.exchanges.reduce((sum, e) => sum + e.bytes.request + e.bytes.reply, 0) };
+        expect(reads, JSON.stringify(seen)).toBe(questions.length);
+        expect(recorder.exchanges.length, JSON.stringify(seen)).toBeLessThanOrEqual(2 * questions.length);
       }
       measured.push(`SmolLM2-135M (strict): ${JSON.stringify(seen)}`);
     } finally {

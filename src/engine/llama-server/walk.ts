@@ -17,10 +17,12 @@ import { readNodes, type BatchSession, type NodeToRead } from "./batch-read.js";
  * makes the answers independent of the other questions, their order and earlier requests. A
  * slot's reads run one at a time, in a fixed order (one call's prompts run in order on its slot).
  *
- * Every internal node of a question's label trie is read in the same one or two calls (see
- * batch-read.ts): a request costs one HTTP call per question when its labels are in the raw top
- * list (real models, usually), two otherwise, whatever its options, plus one per label token
- * the server's grammar cannot emit (byte-fallback pieces), which ordinary labels never need.
+ * Every internal node of a question's label trie is read in the same call, after a call of
+ * fills (see batch-read.ts), whatever its options; a node read again (its lifts missed) costs
+ * one call more. A request stays within two calls per question: the fills get a call of their
+ * own only while that leaves one call for each question still to come and one for a read
+ * again; otherwise they open the reading call, where each costs ~27 ms more (logits and
+ * sampling on a 152k vocabulary, two CPU cores).
  */
 export type SlotSession = Omit<BatchSession, "prefixLength">;
 
@@ -32,6 +34,8 @@ export type SlotSession = Omit<BatchSession, "prefixLength">;
 export async function readLabelLogProbsOnSlot(prepared: RemotePrepared, session: SlotSession, signal?: AbortSignal): Promise<number[][]> {
   const prefixLength = prepared.prefixTokens.length;
   const answers: number[][] = [];
+  const budget = 2 * prepared.questions.length;
+  const calls = { made: 0 };
   for (const [index, question] of prepared.questions.entries()) {
     const nodes: NodeToRead[] = [];
     const stem = prefixLength + Math.max(0, question.tokens.length - 2);
@@ -41,7 +45,10 @@ export async function readLabelLogProbsOnSlot(prepared: RemotePrepared, session:
     };
     collect([...prepared.prefixTokens, ...question.tokens], question.trie);
     const prefixReused = index === 0 ? session.prefixReused : prefixLength;
-    const reads = await readNodes({ ...session, prefixLength, prefixReused }, nodes, signal);
+    const later = prepared.questions.length - index - 1;
+    const reading = nodes.length > 1 ? 2 : 1;
+    const separateFills = calls.made + 1 + reading + later + 1 <= budget;
+    const reads = await readNodes({ ...session, prefixLength, prefixReused, separateFills, calls }, nodes, signal);
 
     // The same traversal order as `collect`, so the n-th internal node met is nodes[n].
     let next = 0;
