@@ -8,31 +8,29 @@ import { readRelative } from "./relative-read.js";
 export { STRICT_CHUNK, type BatchSession, type Exactness, type NodeToRead } from "./read-steps.js";
 
 /**
- * Reads many trie nodes (a context and the candidate next tokens) on one slot, in two
- * `/completion` calls, each carrying a list of prompts (llama-server runs the prompts of one
- * call pinned to one slot one after the other, in order, each continuing the slot's cache):
+ * Reads a question's trie nodes (a context and the candidate next tokens) on one slot. A call
+ * carries a list of prompts, which llama-server runs pinned to one slot one after the other,
+ * in order, each continuing the slot's cache. A question whose labels are one token each (one
+ * node: up to 26 options, every noul and score) costs two calls:
  *
  * 1. the fills (`n_predict` 0): the prompts that only put tokens in the cache, the state
- *    prefix's chunks, the question's stem and rollbacks before the first read. With `n_predict`
- *    0 the server evaluates them and stops; in a reading call each would also compute the
- *    vocabulary's logits and sample (~27 ms each on two CPU cores with a 152k vocabulary);
- * 2. the reads: every node's post-sampling list with its candidates lifted by `logit_bias`
- *    into it, from which every candidate's raw value follows exactly (lifted-read.ts), whatever
- *    its rank: one read per node, on random weights as on real models. The lifts come from
- *    what the engine learnt of the model (LiftMemory); a node whose list misses a candidate,
- *    or whose lifted tokens dominate it, is read again with other lifts (one more call).
+ *    prefix's chunks, the question's stem and the rollback before the read. With `n_predict` 0
+ *    the server evaluates them and stops; in a reading call each would also compute the
+ *    vocabulary's logits and sample (~27 ms each on two CPU cores with a 152k vocabulary). The
+ *    walk may ask for them to open the reading call instead, to stay within its call budget;
+ * 2. the read: the node's post-sampling list with its candidates lifted into it by
+ *    `logit_bias`, from which every candidate's raw value follows exactly (lifted-read.ts),
+ *    whatever its rank, on random weights as on real models. The lift is the engine's, learnt
+ *    at start-up (calibrate.ts); a read whose list misses a candidate, or whose lifted tokens
+ *    dominate it, is made again with lifts from what it showed (one more call).
  *
- * Batch shapes (see walk.ts): a read must evaluate at least its last two tokens together
- * (tolerant) or, in strict mode, the question's stem after the state prefix as one batch and the
- * node's last tokens as another, with the prefix evaluated in fixed chunks from position 0.
- * Rollback prompts (the prompt cut short plus a spare token, a sequence the cache never holds
- * whole) placed before a read make the server drop the tokens the read must evaluate.
+ * Batch shapes: see read-steps.ts.
  */
 
 /** Entries listed beyond the candidates (the best others fix where the candidates rank), and at least: real models' labels are near the top. */
 const EXTRA_LISTED = 32;
 const MIN_LISTED = 64;
-/** Reads of one node before giving up: memory's lifts, then raised or lowered ones, then other seeds. */
+/** Reads of a node before giving up: the learnt lift, then raised or lowered ones, or another seed. */
 const MAX_ATTEMPTS = 6;
 
 /**

@@ -6,9 +6,11 @@ import { commonPrefix } from "../slot-router.js";
 import { call, plan, rollbackFor, type BatchSession, type NodeToRead } from "./read-steps.js";
 
 /**
- * Reads the nodes of a trie with several (labels of two tokens or more: choices beyond 26 options)
- * on one slot in a fixed, small number of `/completion` calls, each carrying a list of prompts (llama-server runs the prompts
- * of one call pinned to one slot one after the other, in order, each continuing the slot's cache):
+ * Reads a trie of several nodes (labels of two tokens: choices beyond 26 options) on one slot in
+ * a fixed, small number of `/completion` calls, each carrying a list of prompts (see
+ * batch-read.ts). A lifted read (batch-read.ts) of a node with 26 candidates, whose depths
+ * spread over ~10 nats on random weights, would miss some and let others dominate, and each node
+ * would then need a call of its own; these reads do not depend on a node's level:
  *
  * B. raw: the raw top list (`n_probs` ≥ 64, `post_sampling_probs` false) with a spare token
  *    forced by `logit_bias`, whose own raw value comes back whatever its rank. Candidates in the
@@ -24,12 +26,8 @@ import { call, plan, rollbackFor, type BatchSession, type NodeToRead } from "./r
  * grammar cannot emit (a byte-fallback piece) or whose ratio underflows is read by forcing it
  * with `logit_bias` (one more call per such token, all its nodes together).
  *
- * Batch shapes (see walk.ts): a read must evaluate at least its last two tokens together
- * (tolerant) or, in strict mode, the question's stem after the state prefix as one batch and the
- * node's last tokens as another, with the prefix evaluated in fixed chunks from position 0.
- * Rollback prompts (the prompt cut short plus a spare token, a sequence the cache never holds
- * whole) placed before a read make the server drop the tokens the read must evaluate. Both calls
- * see the same shapes, so A's and B's values come from the same logits.
+ * Batch shapes: see read-steps.ts. Both calls see the same shapes, so A's and B's values come
+ * from the same logits.
  */
 
 /** The raw list's size: labels a model means are near the top (real models: usually all found there). */

@@ -17,19 +17,19 @@ import { readNodes, type BatchSession, type NodeToRead } from "./batch-read.js";
  * makes the answers independent of the other questions, their order and earlier requests. A
  * slot's reads run one at a time, in a fixed order (one call's prompts run in order on its slot).
  *
- * Every internal node of a question's label trie is read in the same call, after a call of
- * fills (see batch-read.ts), whatever its options; a node read again (its lifts missed) costs
- * one call more. A request stays within two calls per question: the fills get a call of their
- * own only while that leaves one call for each question still to come and one for a read
- * again; otherwise they open the reading call, where each costs ~27 ms more (logits and
- * sampling on a 152k vocabulary, two CPU cores).
+ * A question costs a call of fills and one reading call when its labels are one token each,
+ * whatever its options (batch-read.ts); a read made again (its lift missed) costs one more.
+ * Two-token labels cost two calls, fills included (relative-read.ts). A request stays within
+ * two calls per question: the fills get a call of their own only while that leaves a call for
+ * each question still to come and one for a read made again; otherwise they open the reading
+ * call, where each costs ~27 ms more (logits and sampling on a 152k vocabulary, two CPU cores).
  */
 export type SlotSession = Omit<BatchSession, "prefixLength">;
 
 /**
  * log P(label) for every label of every question (full log-softmax values, chain rule over the
- * trie). One question's nodes per pair of calls: the relative values are computed over that
- * question's own candidates, so a question's answer never depends on the others beside it.
+ * trie). Each question's nodes are read in calls of their own, so a question's answer never
+ * depends on the others beside it.
  */
 export async function readLabelLogProbsOnSlot(prepared: RemotePrepared, session: SlotSession, signal?: AbortSignal): Promise<number[][]> {
   const prefixLength = prepared.prefixTokens.length;
