@@ -2,7 +2,7 @@ import type { Token } from "../label-trie.js";
 import { describe, quote } from "../remote/http.js";
 import { EngineFailedError } from "../types.js";
 import { LiftMemory, liftFor, raiseLift, solveLifted, type ListedProb } from "./lifted-read.js";
-import { call, plan, type BatchSession, type NodeToRead } from "./read-steps.js";
+import { call, plan, WHOLE_POST_SAMPLING, type BatchSession, type NodeToRead } from "./read-steps.js";
 import { readRelative } from "./relative-read.js";
 
 export { STRICT_CHUNK, type BatchSession, type Exactness, type NodeToRead } from "./read-steps.js";
@@ -62,12 +62,7 @@ async function readLifted(session: BatchSession, [node]: NodeToRead[], signal?: 
     const [result] = await call(session, steps, {
       n_predict: 1,
       n_probs: Math.max(MIN_LISTED, node.candidates.length + EXTRA_LISTED),
-      post_sampling_probs: true,
-      temperature: 1,
-      samplers: ["temperature"],
-      top_k: 0,
-      top_p: 1,
-      min_p: 0,
+      ...WHOLE_POST_SAMPLING,
       seed,
       logit_bias: [...lifted],
     }, signal);

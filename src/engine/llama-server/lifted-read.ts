@@ -12,21 +12,21 @@ import type { Token } from "../label-trie.js";
  *
  * exactly. So a lift only has to bring a candidate into the list; its raw value comes back
  * whatever its rank. The server normalises with a double-precision sum, so 1 − Σ_W p′ is good to
- * ~2e-7 absolute, and C is trusted only above C_MIN. A lift rounds vₖ to float32 (~1e-6 at
+ * ~3e-8 absolute (its terms rounded to float32), and C is trusted only above C_MIN. A lift rounds vₖ to float32 (~1e-6 at
  * |vₖ| ≈ 20, relative, in a ratio of two candidates). With no lift, C = 1 exactly.
  */
 
 /**
- * Below this, 1 − Σ_W p′ (its terms rounded to float32: ~3e-8 absolute) fixes C to worse than
- * ~3e-4 relative, the error llama-server's own raw list carries in its level (it normalises in
- * float32): lift less and read again. Ratios of candidates do not depend on C.
+ * Below this, 1 − Σ_W p′ fixes C to worse than ~3e-4 relative, the error llama-server's own raw
+ * list carries in its level (it normalises with a float32 sum; 3.4e-4 measured on a flat
+ * distribution): lift less and read again. Ratios of candidates do not depend on C.
  */
 export const C_MIN = 1e-4;
 /**
  * A candidate is lifted to this many nats above the best unlifted token. What works spans ~5
  * nats too little (it falls out of a 64-entry list on a flat distribution) to ~10 too much (the
  * lifted tokens hold so much of the mass that C < C_MIN); measured on the random-weight 0.5B
- * fixture, where a label's depth moves by ±5 nats between contexts: 1 nat gave the fewest
+ * fixture, where a label's depth moves by ±5 nats between contexts: 0–1 nat gave the fewest
  * second reads (2–3 of 24 questions, against 3–4 at 2 and 3.5 nats).
  */
 const MARGIN = 1;

@@ -18,6 +18,13 @@ import type { LiftMemory } from "./lifted-read.js";
 
 export type Exactness = "strict" | "tolerant";
 
+/**
+ * `/completion` fields for a post-sampling list over the whole vocabulary: temperature 1 (a
+ * division by 1 is exact) and no truncating sampler, so the list is the softmax of the logits
+ * as `logit_bias` (and a grammar) left them.
+ */
+export const WHOLE_POST_SAMPLING = { post_sampling_probs: true, temperature: 1, samplers: ["temperature"], top_k: 0, top_p: 1, min_p: 0 } as const;
+
 /** Strict mode evaluates the state prefix in chunks of this many tokens from position 0 (≤ the server's 512-token ubatch). */
 export { STRICT_CHUNK };
 

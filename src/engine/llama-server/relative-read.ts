@@ -3,7 +3,7 @@ import { describe, quote } from "../remote/http.js";
 import { EngineFailedError, throwIfAborted } from "../types.js";
 import { FORCE_BIAS, parseCompletion } from "./completion.js";
 import { commonPrefix } from "../slot-router.js";
-import { call, plan, rollbackFor, type BatchSession, type NodeToRead } from "./read-steps.js";
+import { call, plan, WHOLE_POST_SAMPLING, rollbackFor, type BatchSession, type NodeToRead } from "./read-steps.js";
 
 /**
  * Reads a trie of several nodes (labels of two tokens: choices beyond 26 options) on one slot in
@@ -79,12 +79,7 @@ export async function readRelative(session: BatchSession, nodes: NodeToRead[], s
   const relative = await call(session, relativeSteps, {
     n_predict: 1,
     n_probs: allowed.size,
-    post_sampling_probs: true,
-    temperature: 1,
-    samplers: ["temperature"],
-    top_k: 0,
-    top_p: 1,
-    min_p: 0,
+    ...WHOLE_POST_SAMPLING,
     seed: 0,
     grammar,
     logit_bias: [[outside, FORCE_BIAS]],
