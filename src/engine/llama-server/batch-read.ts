@@ -1,8 +1,8 @@
 import type { Token } from "../label-trie.js";
 import { describe, quote } from "../remote/http.js";
 import { EngineFailedError } from "../types.js";
-import { LiftMemory, liftFor, raiseLift, solveLifted, type ListedProb } from "./lifted-read.js";
-import { call, plan, WHOLE_POST_SAMPLING, type BatchSession, type NodeToRead } from "./read-steps.js";
+import { liftFor, raiseLift, solveLifted, type ListedProb } from "./lifted-read.js";
+import { call, MIN_LISTED, plan, WHOLE_POST_SAMPLING, type BatchSession, type NodeToRead } from "./read-steps.js";
 import { readRelative } from "./relative-read.js";
 
 export { STRICT_CHUNK, type BatchSession, type Exactness, type NodeToRead } from "./read-steps.js";
@@ -27,9 +27,8 @@ export { STRICT_CHUNK, type BatchSession, type Exactness, type NodeToRead } from
  * Batch shapes: see read-steps.ts.
  */
 
-/** Entries listed beyond the candidates (the best others fix where the candidates rank), and at least: real models' labels are near the top. */
+/** Entries listed beyond the candidates: the best others fix where the candidates rank. */
 const EXTRA_LISTED = 32;
-const MIN_LISTED = 64;
 /** Reads of a node before giving up: the learnt lift, then raised or lowered ones, or another seed. */
 const MAX_ATTEMPTS = 6;
 
@@ -43,9 +42,14 @@ export async function readNodes(session: BatchSession, nodes: NodeToRead[], sign
   return nodes.length > 1 ? readRelative(session, nodes, signal) : readLifted(session, nodes, signal);
 }
 
+/** Reading calls `readNodes` makes for these nodes when every read lists its candidates the first time (fills aside). */
+export function readingCalls(nodes: readonly NodeToRead[]): number {
+  return nodes.length > 1 ? 2 : 1;
+}
+
 async function readLifted(session: BatchSession, [node]: NodeToRead[], signal?: AbortSignal): Promise<Map<Token, number>[]> {
-  const memory = session.lifts ?? new LiftMemory();
-  const lifts = new Map(node.candidates.map((token) => [token, memory.lift()]));
+  const start = session.lifts?.lift() ?? 0;
+  const lifts = new Map(node.candidates.map((token) => [token, start]));
   let held: readonly Token[] | undefined;
   let seed = 0;
   const tried: string[] = [];

@@ -25,6 +25,9 @@ export type Exactness = "strict" | "tolerant";
  */
 export const WHOLE_POST_SAMPLING = { post_sampling_probs: true, temperature: 1, samplers: ["temperature"], top_k: 0, top_p: 1, min_p: 0 } as const;
 
+/** A list's least size: labels a model means are near the top (real models: usually all of them in 64). */
+export const MIN_LISTED = 64;
+
 /** Strict mode evaluates the state prefix in chunks of this many tokens from position 0 (≤ the server's 512-token ubatch). */
 export { STRICT_CHUNK };
 
@@ -51,8 +54,6 @@ export interface BatchSession {
   lifts?: LiftMemory;
   /** Whether the fills before the first read go in a call of their own (faster; one call more). Default true. */
   separateFills?: boolean;
-  /** Counts this session's `/completion` calls. */
-  calls?: { made: number };
   /** Receives each node's candidate depths (start-up learning). */
   onDepths?: (depths: ReadonlyMap<Token, number>) => void;
 }
@@ -125,7 +126,7 @@ export function plan(session: BatchSession, nodes: NodeToRead[], first: boolean,
  * tolerant, all but the context's last two tokens and a spare. A sequence the cache never holds
  * whole, so the read after it evaluates what it must.
  */
-export function rollbackFor(session: BatchSession, node: NodeToRead): Token[] {
+function rollbackFor(session: BatchSession, node: NodeToRead): Token[] {
   const keep = session.exactness === "strict" ? node.stem : Math.max(0, node.context.length - 2);
   return [...node.context.slice(0, keep), spareFor(session, node.context[keep])];
 }
@@ -149,7 +150,6 @@ export async function call(session: BatchSession, steps: Step[], fields: Record<
     id_slot: session.slot,
     response_fields: ["completion_probabilities", "timings/prompt_n", "timings/cache_n"],
   };
-  if (session.calls) session.calls.made++;
   const reply = await callJson(session.server, "/completion", body, signal);
   const where = `${describe(session.server)}/completion`;
   checkStatus(reply, where);
@@ -170,6 +170,3 @@ export async function call(session: BatchSession, steps: Step[], fields: Record<
   });
   return byNode;
 }
-
-
-

@@ -2,8 +2,7 @@ import type { Token } from "../label-trie.js";
 import { describe, quote } from "../remote/http.js";
 import { EngineFailedError, throwIfAborted } from "../types.js";
 import { FORCE_BIAS, parseCompletion } from "./completion.js";
-import { commonPrefix } from "../slot-router.js";
-import { call, plan, WHOLE_POST_SAMPLING, rollbackFor, type BatchSession, type NodeToRead } from "./read-steps.js";
+import { call, MIN_LISTED, plan, WHOLE_POST_SAMPLING, type BatchSession, type NodeToRead } from "./read-steps.js";
 
 /**
  * Reads a trie of several nodes (labels of two tokens: choices beyond 26 options) on one slot in
@@ -30,9 +29,6 @@ import { call, plan, WHOLE_POST_SAMPLING, rollbackFor, type BatchSession, type N
  * from the same logits.
  */
 
-/** The raw list's size: labels a model means are near the top (real models: usually all found there). */
-export const MIN_TOP = 64;
-
 /** Raw log-probabilities of every node's candidates, in the order of `nodes`, by the raw call (B) and, where candidates are missing from it, the relative one (A). */
 export async function readRelative(session: BatchSession, nodes: NodeToRead[], signal?: AbortSignal): Promise<Map<Token, number>[]> {
   const out = nodes.map(() => new Map<Token, number>());
@@ -47,7 +43,7 @@ export async function readRelative(session: BatchSession, nodes: NodeToRead[], s
   let held = rawSteps[rawSteps.length - 1].tokens;
   const raw = await call(session, rawSteps, {
     n_predict: 1,
-    n_probs: Math.max(MIN_TOP, 2 * union.length),
+    n_probs: Math.max(MIN_LISTED, 2 * union.length),
     post_sampling_probs: false,
     temperature: 0,
     logit_bias: [[spare, FORCE_BIAS]],

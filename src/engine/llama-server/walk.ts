@@ -1,7 +1,7 @@
 import type { LabelTrieNode, Token } from "../label-trie.js";
 import type { RemotePrepared } from "../remote/prepare.js";
 import { checkedLogProb } from "../remote/readout.js";
-import { readNodes, type BatchSession, type NodeToRead } from "./batch-read.js";
+import { readingCalls, readNodes, type BatchSession, type NodeToRead } from "./batch-read.js";
 
 /**
  * Why reads are shaped as they are, and not by the shared parallel walk (remote/readout.ts):
@@ -35,7 +35,11 @@ export async function readLabelLogProbsOnSlot(prepared: RemotePrepared, session:
   const prefixLength = prepared.prefixTokens.length;
   const answers: number[][] = [];
   const budget = 2 * prepared.questions.length;
-  const calls = { made: 0 };
+  let made = 0;
+  const onCall = (bytes: number) => {
+    made++;
+    session.onCall?.(bytes);
+  };
   for (const [index, question] of prepared.questions.entries()) {
     const nodes: NodeToRead[] = [];
     const stem = prefixLength + Math.max(0, question.tokens.length - 2);
@@ -46,9 +50,8 @@ export async function readLabelLogProbsOnSlot(prepared: RemotePrepared, session:
     collect([...prepared.prefixTokens, ...question.tokens], question.trie);
     const prefixReused = index === 0 ? session.prefixReused : prefixLength;
     const later = prepared.questions.length - index - 1;
-    const reading = nodes.length > 1 ? 2 : 1;
-    const separateFills = calls.made + 1 + reading + later + 1 <= budget;
-    const reads = await readNodes({ ...session, prefixLength, prefixReused, separateFills, calls }, nodes, signal);
+    const separateFills = made + 1 + readingCalls(nodes) + later + 1 <= budget;
+    const reads = await readNodes({ ...session, prefixLength, prefixReused, separateFills, onCall }, nodes, signal);
 
     // The same traversal order as `collect`, so the n-th internal node met is nodes[n].
     let next = 0;
