@@ -6,6 +6,11 @@ import type { AccountDay, KeyedLedgerEntry } from "../services/types.js";
  * field quoted (its quotes doubled) when it holds a comma, a quote or a line break. Free text that
  * people typed (names, notes) cannot start a formula: a leading = + - @ or tab gets a ' before it,
  * as spreadsheets expect (OWASP's "CSV injection"). Numbers are written exactly as given.
+ *
+ * A spreadsheet in a locale whose list separator is not the comma splits on `;` (or a tab, or
+ * `|` when asked), so a note `paid;=cmd|…` would give it a cell that starts with `=` after the
+ * guard at the field's start. A field holding any of those is quoted too: every spreadsheet
+ * honours the quotes whatever it splits on, so no cell can start inside a field.
  */
 
 export type CsvCell = string | number | bigint | null;
@@ -16,7 +21,7 @@ export const text = (value: string | null): CsvCell => (value === null ? null : 
 const field = (value: CsvCell): string => {
   if (value === null) return "";
   const s = String(value);
-  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+  return /[",;\t|\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 };
 
 export function csv(header: readonly string[], rows: Iterable<readonly CsvCell[]>): string {
