@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { requestIdHeader } from "../shared.schema.js";
+import { documentHeaders, serveOpenApiDocument } from "../openapi/document.js";
 import { API_VERSION } from "../openapi/route.js";
 import { ADMIN_SECURITY, type AdminApi } from "./route.js";
 
@@ -18,12 +19,12 @@ export function registerAdminOpenApi(api: AdminApi): void {
     responses: {
       200: {
         description: "The OpenAPI 3.1 description of the admin API.",
-        headers: requestIdHeader,
+        headers: { ...requestIdHeader, ...documentHeaders },
         content: { "application/json": { schema: z.record(z.string(), z.unknown()) } },
       },
     },
   });
-  api.doc31("/admin/openapi.json", {
+  serveOpenApiDocument(api, "/admin/openapi.json", {
     openapi: "3.1.0",
     info: {
       title: "Typed Judgment Service — admin API",

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { App } from "../../http/context.js";
 import { requestIdHeader } from "../shared.schema.js";
+import { documentHeaders, serveOpenApiDocument } from "./document.js";
 
 export const API_VERSION = "1.0.0";
 
@@ -11,7 +12,7 @@ export function registerOpenApi(app: App): void {
     scheme: "bearer",
     description: "An API key created with `judge keys create`.",
   });
-  // doc31 serves the document but does not describe its own route.
+  // The document does not describe its own route unless told.
   app.openAPIRegistry.registerPath({
     method: "get",
     path: "/openapi.json",
@@ -19,12 +20,12 @@ export function registerOpenApi(app: App): void {
     responses: {
       200: {
         description: "The OpenAPI 3.1 description of the interface.",
-        headers: requestIdHeader,
+        headers: { ...requestIdHeader, ...documentHeaders },
         content: { "application/json": { schema: z.record(z.string(), z.unknown()) } },
       },
     },
   });
-  app.doc31("/openapi.json", {
+  serveOpenApiDocument(app, "/openapi.json", {
     openapi: "3.1.0",
     info: {
       title: "Typed Judgment Service",
