@@ -15,7 +15,7 @@ import { addTestAccount, startTestServer, type TestServer } from "../../testing/
  * llama.cpp on the tiny fixture ("small", the default), the systemone gateway in front of a real
  * second instance ("big", ×3), the decisions gateway in front of the same instance's
  * /v1/decisions ("dec", ×2), a second in-process model that loads on first use and unloads
- * when idle ("cheap", ×0.25), and a gateway whose upstream is down ("down", falling back to small).
+ * when idle ("cheap", ×0.25; "small" stays loaded, being the default), and a gateway whose upstream is down ("down", falling back to small).
  */
 
 const PRICE = 1_000_000; // µ€ per million tokens: one µ€ per token, so every multiplier shows in the ledger
@@ -32,6 +32,8 @@ beforeAll(async () => {
     file,
     JSON.stringify({
       default: "small",
+      // Every in-process model would unload after 1 s idle; the default stays loaded all the same.
+      keep_alive_s: 1,
       models: [
         { id: "small", engine: "llama", model: fixture, aliases: ["jev-latest"], threads: 1, slots: 1 },
         { id: "big", engine: "systemone", url: upstream.url, key_env: "BIG_UPSTREAM_KEY", price_multiplier: 3, aliases: ["large"] },
@@ -175,6 +177,23 @@ describe("fallback, health, metrics, the model list", () => {
     while ((await state()) !== "unloaded" && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await state()).toBe("unloaded");
     expect(ok(await ask("cheap")).model).toBe("cheap");
+  });
+
+  it("the default model stays loaded past keep_alive_s: /health stays 200 and it answers without reloading", async () => {
+    const small = async () => {
+      const response = await call(server.url, "/health");
+      expect(response.status, show(response)).toBe(200);
+      return (response.json.models as { id: string; state: string }[]).find((m) => m.id === "small")!.state;
+    };
+    ok(await ask("small"));
+    const until = Date.now() + 2_500;
+    while (Date.now() < until) {
+      expect(await small()).toBe("ready");
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const response = await ask("small");
+    expect(ok(response).model).toBe("small");
+    expect(await small()).toBe("ready");
   });
 
   it("/metrics labels the engine series with the model", async () => {

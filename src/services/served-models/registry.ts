@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import type { ModelConfig, ModelEngineConfig, ModelsConfig } from "../../config-models.js";
 import type { JudgmentEngine } from "../../engine/types.js";
 import { meterEngine, type Metrics } from "../metrics.js";
-import { createKeepAlive, type KeepAliveState, type LoadBudget } from "./keep-alive.js";
+import { createKeepAlive, loadBudget, type KeepAliveState, type LoadBudget } from "./keep-alive.js";
 
 /**
  * The served models: each its own engine (and so its own slots, queue and health), found by id
@@ -61,10 +61,11 @@ export function singleModelRegistry(engine: JudgmentEngine, metrics: Metrics): M
 
 /**
  * Every declared model, each built through the engine factory. In-process ones load on first use
- * (the default at start) and unload when idle or when loading another would pass max_loaded_mb.
+ * and unload when idle or when loading another would pass max_loaded_mb; the default loads at
+ * start and stays loaded.
  */
 export function declaredModelsRegistry(config: ModelsConfig, create: CreateEngine, metrics: Metrics): ModelRegistry {
-  const budget: LoadBudget = { maxMb: config.maxLoadedMb, loaded: new Set() };
+  const budget = loadBudget(config.maxLoadedMb);
   const built = config.models.map((m) => buildModel(m, create, metrics, budget, m.id === config.defaultId));
   const defaultModel = built.find((m) => m.id === config.defaultId)!;
   return registryOf(built, defaultModel, true, async () => {
@@ -83,7 +84,7 @@ function buildModel(m: ModelConfig, create: CreateEngine, metrics: Metrics, budg
     keepAliveMs: m.keepAliveMs,
     memoryMb: m.memoryMb ?? fileSizeMb(m.engine.model),
     budget,
-    eager: isDefault,
+    pinned: isDefault,
     kind: "llama",
   });
   return { ...base, engine: meterEngine(lazy.engine, metrics, m.id), residency: () => lazy.state() };
