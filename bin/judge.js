@@ -16,6 +16,13 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const root = fileURLToPath(new URL("..", import.meta.url));
 /** The packages bundled into the CLI (see the plugin below); the rest load from node_modules. */
 const BUNDLED = ["kysely", "zod", "hono", "@hono/zod-openapi", "@hono/zod-validator", "@asteasolutions/zod-to-openapi"];
+// npm runs a package's bin (`npx judge serve`, a script "judge serve") through `sh -c`, and
+// passes a SIGTERM or SIGINT on to that shell alone, which dies of it without passing it on:
+// this process would go on serving as an orphan, holding its port. So under npm (which names
+// what it runs in npm_lifecycle_event), a parent that goes away is taken as that signal, and
+// the command stops as it would on its own (`serve` finishes what is in flight). Started any
+// other way, a parent's exit means nothing (`judge serve &`, nohup) and nothing is watched.
+if (process.env.npm_lifecycle_event) stopWhenOrphaned();
 const main = await compiledEntry().catch(() => undefined);
 if (main) {
   await import(pathToFileURL(main).href);
@@ -94,4 +101,16 @@ async function compiledEntry() {
     if (path !== dir && Date.now() - statSync(path).mtimeMs > 86_400_000) rmSync(path, { recursive: true, force: true });
   }
   return existsSync(entry) ? entry : undefined;
+}
+
+/** Sends this process a SIGTERM once its parent has gone (it is then another process's child). */
+function stopWhenOrphaned() {
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    process.kill(process.pid, "SIGTERM");
+  }, 200);
+  // The watch alone never keeps a finished command running.
+  watch.unref();
 }

@@ -10,13 +10,12 @@ import { cleanEnv, freePort } from "./testing/instances.js";
 
 /**
  * Starting the service wrong, through every entry point as a user types it (`npm start`, which
- * is `tsx src/main.ts`; `judge serve`; an administration command): one line on stderr naming
- * what to fix, exit code 1, never a stack trace, never a process left hanging. (A model that
- * cannot be loaded is main.model-unavailable.test.ts: it asserts on elapsed time.)
+ * is `node --import tsx src/main.ts`; `judge serve`; an administration command): one line on
+ * stderr naming what to fix, exit code 1, never a stack trace, never a process left hanging. (A
+ * model that cannot be loaded is main.model-unavailable.test.ts: it asserts on elapsed time.)
  */
 
 const repoRoot = fileURLToPath(new URL("../", import.meta.url));
-const TSX = join(repoRoot, "node_modules", "tsx", "dist", "cli.mjs");
 const dir = mkdtempSync(join(tmpdir(), "judge-startup-"));
 let model: string;
 
@@ -31,7 +30,7 @@ interface Run {
 }
 
 const ENTRY_POINTS: Record<string, string[]> = {
-  "npm start (tsx src/main.ts)": [TSX, "src/main.ts"],
+  "npm start (node --import tsx src/main.ts)": ["--import", "tsx", "src/main.ts"],
   "judge serve": ["bin/judge.js", "serve"],
 };
 
@@ -91,7 +90,7 @@ describe("a start that cannot succeed", () => {
   it("a database that cannot be opened is one line naming it", async () => {
     const notADatabase = join(dir, "not-a-database.db");
     writeFileSync(notADatabase, "this is not SQLite ".repeat(100));
-    const result = await run(ENTRY_POINTS["npm start (tsx src/main.ts)"], settings({ JUDGE_PORT: "0", JUDGE_DB: notADatabase }));
+    const result = await run(ENTRY_POINTS["npm start (node --import tsx src/main.ts)"], settings({ JUDGE_PORT: "0", JUDGE_DB: notADatabase }));
     expectOneLine(result, /^judge: Cannot use database .*not-a-database\.db: file is not a database$/m);
   });
 });
