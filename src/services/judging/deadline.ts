@@ -1,6 +1,10 @@
-/** A signal for one step of a request: aborted when the client leaves or the step outlives `timeoutMs`. */
+/**
+ * A signal for a request (JUDGE_REQUEST_TIMEOUT_MS: one deadline over preparing, the hold and
+ * answering, every model tried) or a step of it: aborted when the client leaves or it outlives `timeoutMs`.
+ */
 export interface Deadline {
   readonly signal: AbortSignal;
+  readonly timeoutMs: number;
   /** Whether it was the time that ran out (not the client that left). */
   readonly timedOut: boolean;
   /** Stops the timer and stops listening to the client; call it once the step is over. */
@@ -25,12 +29,34 @@ export function deadline(clientSignal: AbortSignal, timeoutMs: number): Deadline
   else clientSignal.addEventListener("abort", onClientGone, { once: true });
   return {
     signal: controller.signal,
+    timeoutMs,
     get timedOut() {
       return timedOut;
     },
     dispose() {
       clearTimeout(timer);
       clientSignal.removeEventListener("abort", onClientGone);
+    },
+  };
+}
+
+/**
+ * One step of a request (a preparation, a model call): a signal of its own, so what the engine
+ * hangs on it goes with the step, aborted with the request's; no timer of its own.
+ */
+export function stepOf(request: Deadline): Deadline {
+  const controller = new AbortController();
+  const onRequestOver = () => controller.abort(request.signal.reason);
+  if (request.signal.aborted) onRequestOver();
+  else request.signal.addEventListener("abort", onRequestOver, { once: true });
+  return {
+    signal: controller.signal,
+    timeoutMs: request.timeoutMs,
+    get timedOut() {
+      return request.timedOut;
+    },
+    dispose() {
+      request.signal.removeEventListener("abort", onRequestOver);
     },
   };
 }

@@ -5,6 +5,7 @@ import type { Question } from "../../judgment/schema.js";
 import type { BillingService, IdempotencyInput, Payer } from "../billing.js";
 import { IdempotencyKeyLostError } from "../errors.js";
 import type { BilledTo, Reservation, Standing, StoredResponse } from "../types.js";
+import { deadline } from "./deadline.js";
 import { JudgingRefusal } from "./errors.js";
 import { prepareJudgment, type JudgmentDeps, type Judged } from "./prepare.js";
 
@@ -84,6 +85,8 @@ export async function judge(deps: JudgingDeps, request: JudgingRequest, render: 
   const claim = idempotencyKey && { accountId: caller.accountId, key: idempotencyKey, requestHash: request.bodyDigest, owner: requestId };
   const replay = claim ? await claimIdempotencyKey(deps.billing, claim) : undefined;
   if (replay) return { text: replay.body, billedTo: replay.billedTo, standing: replay.standing, replayed: true };
+  // JUDGE_REQUEST_TIMEOUT_MS as its name says: one deadline over preparing, holding and answering, every model tried.
+  const time = deadline(signal, deps.requestTimeoutMs);
   try {
     const chain = request.models ?? [undefined];
     for (const [i, model] of chain.entries()) {
@@ -93,17 +96,19 @@ export async function judge(deps: JudgingDeps, request: JudgingRequest, render: 
         return i === 0 ? { ...outcome, ...answeredBy } : { ...outcome, ...answeredBy, fallbackFrom: chain[0]!.id };
       } catch (error) {
         // Down (not loaded, unreachable): nothing was held or charged, so the next model may answer.
-        if (!(error instanceof EngineUnavailableError) || i === chain.length - 1 || signal.aborted) throw error;
+        if (!(error instanceof EngineUnavailableError) || i === chain.length - 1 || time.signal.aborted) throw error;
       }
     }
     throw new Error("unreachable: the last model's failure is thrown");
   } catch (error) {
     if (claim) await deps.billing.abandonIdempotencyKey(claim).catch(() => undefined);
     throw error;
+  } finally {
+    time.dispose();
   }
 
   async function answerWith(deps: JudgingDeps, request: JudgingRequest, model: ModelChoice | undefined, claim: IdempotencyInput | "" | undefined): Promise<JudgingOutcome> {
-    const input = { state: request.state, ids, questions, includeLogits: request.includeLogits, diagnostics: request.diagnostics, contextual: request.contextual, signal };
+    const input = { state: request.state, ids, questions, includeLogits: request.includeLogits, diagnostics: request.diagnostics, contextual: request.contextual, deadline: time };
     const judgment = await prepareJudgment(deps, input, request.debias);
     // Refused with InsufficientFundsError (and the standing that explains why); nothing is charged.
     const reservation = await reserve(deps.billing, caller, {

@@ -1,6 +1,6 @@
 import type { EngineResult, JudgmentEngine, PreparedJudgment } from "../../engine/types.js";
 import { RequestAbortedError } from "../../engine/types.js";
-import { deadline } from "./deadline.js";
+import { stepOf, type Deadline } from "./deadline.js";
 import { JudgingRefusal } from "./errors.js";
 
 /** A model that outlived the request's time (the edge's 502). */
@@ -8,20 +8,15 @@ export const modelTimeout = (timeoutMs: number) =>
   new JudgingRefusal("model_timeout", `the model did not answer within ${timeoutMs} ms; nothing was charged`);
 
 /**
- * Runs the model for at most `timeoutMs`, and no longer than the client waits. Either way the
- * caller gets an error at once, even if the engine is stuck, so its reservation is released.
+ * Runs the model until the request's deadline, and no longer than the client waits. Either way
+ * the caller gets an error at once, even if the engine is stuck, so its reservation is released.
  */
-export async function evaluateWithin(
-  engine: JudgmentEngine,
-  prepared: PreparedJudgment,
-  clientSignal: AbortSignal,
-  timeoutMs: number,
-): Promise<EngineResult> {
-  const step = deadline(clientSignal, timeoutMs);
+export async function evaluateWithin(engine: JudgmentEngine, prepared: PreparedJudgment, request: Deadline): Promise<EngineResult> {
+  const step = stepOf(request);
   const { signal } = step;
   const explain = () =>
-    step.timedOut
-      ? modelTimeout(timeoutMs)
+    request.timedOut
+      ? modelTimeout(request.timeoutMs)
       : new RequestAbortedError("the client closed the request before it was answered");
   if (signal.aborted) {
     step.dispose();
@@ -39,7 +34,7 @@ export async function evaluateWithin(
   try {
     return await Promise.race([evaluation, aborted]);
   } catch (error) {
-    throw error instanceof RequestAbortedError && step.timedOut ? explain() : error;
+    throw error instanceof RequestAbortedError && request.timedOut ? explain() : error;
   } finally {
     step.dispose();
     signal.removeEventListener("abort", onAbort);

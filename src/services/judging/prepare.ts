@@ -3,7 +3,7 @@ import type { EngineResult, JudgmentEngine, LabelDiagnostics, PreparedJudgment }
 import { CONTENT_FREE_STATES, contentFreeDistribution, contextuallyCalibrated } from "../../judgment/contextual.js";
 import { BudgetError, RequestAbortedError, UpstreamLimitError } from "../../engine/types.js";
 import { JudgingRefusal } from "./errors.js";
-import { deadline } from "./deadline.js";
+import { stepOf, type Deadline } from "./deadline.js";
 import { buildAnswer, keyedLogits, type Temperatures } from "../../judgment/answers.js";
 import { answerInClientOrder, type DebiasMode } from "../../judgment/debias.js";
 import type { Answer, Question } from "../../judgment/schema.js";
@@ -21,7 +21,7 @@ export interface JudgmentDeps {
   engine: JudgmentEngine;
   /** Read per request: a calibration profile applies once the model it names is loaded. */
   temperatures: () => Temperatures;
-  /** Bounds each preparation, and the model's whole work on one request. */
+  /** JUDGE_REQUEST_TIMEOUT_MS: one deadline over a whole request (judge.ts starts it). */
   requestTimeoutMs: number;
   /** JUDGE_PROMPT_CUES; `auto` (the default) styles the prompt for the engine's template family. */
   promptCues?: PromptCuesSetting;
@@ -59,7 +59,8 @@ export interface JudgmentInput {
   diagnostics?: boolean;
   /** `x_calibration: "contextual"`: divide each answer by the question's answer about content-free states. */
   contextual?: boolean;
-  signal: AbortSignal;
+  /** The request's one deadline, over preparing and answering (and every model tried); aborted when the client leaves too. */
+  deadline: Deadline;
 }
 
 export async function prepareJudgment(deps: JudgmentDeps, input: JudgmentInput, mode: DebiasMode): Promise<PendingJudgment> {
@@ -86,14 +87,14 @@ function refuseDiagnostics(engine: JudgmentEngine, mode: DebiasMode): void {
 }
 
 async function preparePlain(deps: JudgmentDeps, input: JudgmentInput, style: PromptStyle | "auto"): Promise<PendingJudgment> {
-  const { engine, requestTimeoutMs } = deps;
-  const { state, ids, questions, signal } = input;
+  const { engine } = deps;
+  const { state, ids, questions, deadline } = input;
   const prompt = { ...buildPrompt(state, questions, style), ...(input.diagnostics && { diagnostics: true }) };
-  const prepared = await explainingRefusals(ids, () => prepareWithin(engine, prompt, signal, requestTimeoutMs));
+  const prepared = await explainingRefusals(ids, () => prepareWithin(engine, prompt, deadline));
   // The content-free prompts are read like any other, so they are held for and billed.
   const contentFree = input.contextual
     ? await explainingRefusals(ids, () =>
-        Promise.all(CONTENT_FREE_STATES.map((cf) => prepareWithin(engine, buildPrompt(cf, questions, style), signal, requestTimeoutMs))),
+        Promise.all(CONTENT_FREE_STATES.map((cf) => prepareWithin(engine, buildPrompt(cf, questions, style), deadline))),
       )
     : [];
   const exact = prepared.inputTokensExact && contentFree.every((p) => p.inputTokensExact);
@@ -102,8 +103,8 @@ async function preparePlain(deps: JudgmentDeps, input: JudgmentInput, style: Pro
     inputTokens: hold,
     async answer() {
       const result = contentFree.length === 0
-        ? await evaluateWithin(engine, prepared, signal, requestTimeoutMs)
-        : await evaluateContextual(engine, prepared, contentFree, signal, requestTimeoutMs);
+        ? await evaluateWithin(engine, prepared, deadline)
+        : await evaluateContextual(engine, prepared, contentFree, deadline);
       const read = result.inputTokens;
       // A hold for an upper bound (the gateway) is settled at what was read, never above the hold.
       const billed = exact ? hold : Math.min(read, hold);
@@ -124,28 +125,23 @@ async function preparePlain(deps: JudgmentDeps, input: JudgmentInput, style: Pro
 }
 
 async function prepareDebiased(deps: JudgmentDeps, input: JudgmentInput, mode: Exclude<DebiasMode, "none">, style: PromptStyle | "auto"): Promise<PendingJudgment> {
-  const { engine, requestTimeoutMs } = deps;
-  const { state, ids, questions, signal } = input;
-  const plan = await explainingRefusals(ids, () =>
-    planDebiased(state, questions, mode, style, (prompt) => prepareWithin(engine, prompt, signal, requestTimeoutMs)),
-  );
+  const { engine } = deps;
+  const { state, ids, questions, deadline } = input;
+  const plan = await explainingRefusals(ids, () => planDebiased(state, questions, mode, style, (prompt) => prepareWithin(engine, prompt, deadline)));
   const hold = plan.prepared.inputTokens;
   return {
     inputTokens: hold,
     async answer() {
-      // One deadline for every round: the request's model time is bounded as without debiasing.
-      const phase = deadline(signal, requestTimeoutMs);
+      // Every round within the request's one deadline, as without debiasing.
       const steps: DebiasSteps = {
-        prepare: (prompt) => prepareWithin(engine, prompt, phase.signal, requestTimeoutMs),
-        evaluate: (prepared) => evaluateWithin(engine, prepared, phase.signal, requestTimeoutMs),
+        prepare: (prompt) => prepareWithin(engine, prompt, deadline),
+        evaluate: (prepared) => evaluateWithin(engine, prepared, deadline),
       };
       let result: DebiasedResult;
       try {
         result = await judgeDebiased(plan, steps);
       } catch (error) {
-        throw phase.timedOut ? modelTimeout(requestTimeoutMs) : error;
-      } finally {
-        phase.dispose();
+        throw deadline.timedOut ? modelTimeout(deadline.timeoutMs) : error;
       }
       const answers = result.answers.map((a, i) => answerInClientOrder(questions[i], a.shown, a.labelLogProbs, deps.temperatures(), input.includeLogits));
       const judged: Judged = {
@@ -161,36 +157,27 @@ async function prepareDebiased(deps: JudgmentDeps, input: JudgmentInput, mode: E
   };
 }
 
-/** The request and its content-free prompts under one deadline; answers divided by the content-free ones. */
-async function evaluateContextual(
-  engine: JudgmentEngine,
-  prepared: PreparedJudgment,
-  contentFree: PreparedJudgment[],
-  signal: AbortSignal,
-  timeoutMs: number,
-): Promise<EngineResult> {
-  const phase = deadline(signal, timeoutMs);
+/** The request and its content-free prompts within the request's deadline; answers divided by the content-free ones. */
+async function evaluateContextual(engine: JudgmentEngine, prepared: PreparedJudgment, contentFree: PreparedJudgment[], deadline: Deadline): Promise<EngineResult> {
   try {
-    const result = await evaluateWithin(engine, prepared, phase.signal, timeoutMs);
+    const result = await evaluateWithin(engine, prepared, deadline);
     const free: EngineResult[] = [];
-    for (const p of contentFree) free.push(await evaluateWithin(engine, p, phase.signal, timeoutMs));
+    for (const p of contentFree) free.push(await evaluateWithin(engine, p, deadline));
     const labelLogProbs = result.labelLogProbs.map((lp, i) => contextuallyCalibrated(lp, contentFreeDistribution(free.map((r) => r.labelLogProbs[i]))));
     const sum = (f: (r: EngineResult) => number) => free.reduce((total, r) => total + f(r), f(result));
     return { ...result, labelLogProbs, inputTokens: sum((r) => r.inputTokens), timingMs: sum((r) => r.timingMs) };
   } catch (error) {
-    throw phase.timedOut ? modelTimeout(timeoutMs) : error;
-  } finally {
-    phase.dispose();
+    throw deadline.timedOut ? modelTimeout(deadline.timeoutMs) : error;
   }
 }
 
-/** Tokenising may ask the engine's server, so it is bounded like the model call and ends with the client. */
-async function prepareWithin(engine: JudgmentEngine, prompt: JudgmentPrompt, clientSignal: AbortSignal, timeoutMs: number): Promise<PreparedJudgment> {
-  const step = deadline(clientSignal, timeoutMs);
+/** Tokenising (and loading a model on demand) may take long, so it counts in the request's deadline and ends with the client. */
+async function prepareWithin(engine: JudgmentEngine, prompt: JudgmentPrompt, deadline: Deadline): Promise<PreparedJudgment> {
+  const step = stepOf(deadline);
   try {
     return await engine.prepare(prompt, step.signal);
   } catch (error) {
-    throw error instanceof RequestAbortedError && step.timedOut ? modelTimeout(timeoutMs) : error;
+    throw error instanceof RequestAbortedError && step.timedOut ? modelTimeout(deadline.timeoutMs) : error;
   } finally {
     step.dispose();
   }
