@@ -89,6 +89,33 @@ describe("accounts and the audit log in a browser", () => {
     expect(watched.problems, watched.problems.join("\n")).toEqual([]);
   });
 
+  it("shows amounts as money and instants as times, not micro-euros and epoch milliseconds; counts in the singular when one", async () => {
+    await page.goto(`${server.url}/console#/accounts/${server.accountId}`);
+    await expectText(testId("usage-totals"), /^So far this period: 1 question in 1 request, €[\d.]+ charged to the balance\.$/);
+    await label("Top-up amount (€)").fill("12.345678");
+    await label("Top-up note").fill("paid by card");
+    await button("Top up").click();
+    await expectText(page.locator("#top-up-form").getByRole("status"), /^Added €12\.345678/);
+    await label("Key name").fill("audited key");
+    await label("Key requests per minute").fill("1200");
+    await label("Key budget (€)").fill("5");
+    await label("Key expires").fill("2099-12-31");
+    await button("Create key").click();
+    await expectText(page.locator("#create-key-form").getByRole("status"), /^Created key /);
+    await server.services.plans.update("test unlimited", { pricePerMillion: 2_500_000 }, { kind: "env-token" });
+
+    await page.goto(`${server.url}/console#/audit`);
+    const row = (action: string) => page.locator("#audit-rows tr", { hasText: action }).first().locator("td").nth(4);
+    await expectText(row("balance.top_up"), /amount: €12\.345678, balance: €\d+\.\d{2,6}, note: "paid by card"/);
+    await expectText(row("key.create"), /requests per minute: 1,200, budget: €5\.00, expires: 2099-12-31 00:00 UTC/);
+    await expectText(row("plan.update"), /price per million tokens: €[\d.]+ → €2\.50/);
+    const details = await page.locator("#audit-rows td:nth-child(5)").allInnerTexts();
+    // No figure of seven digits or more is left raw: µ€ and epoch milliseconds are all of that size here.
+    expect(details.filter((text) => /\d{7,}/.test(text)), details.join("\n")).toEqual([]);
+    await expectText(page.locator("#audit-rows tr").first().locator("td").first(), /^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+    expect(watched.problems, watched.problems.join("\n")).toEqual([]);
+  });
+
   it("keeps the account's new forms and the audit log inside a phone's width (400 px)", async () => {
     await page.setViewportSize({ width: WIDTHS.phone, height: 800 });
     for (const address of [`#/accounts/${server.accountId}`, `#/audit?account=${server.accountId}`, "#/audit", "#/accounts"]) {

@@ -1,5 +1,5 @@
 import { adminApi } from "./api.js";
-import { byId, el, when } from "./dom.js";
+import { byId, count, el, microEuros, whenParts } from "./dom.js";
 import { accountLink, auditLink, currentRoute } from "./route.js";
 
 /** The audit log of admin actions, newest first, 50 a page; of every account or of one. */
@@ -30,10 +30,11 @@ function auditRow(entry) {
   return el(
     "tr",
     {},
-    el("td", {}, when(entry.at)),
-    el("td", { className: "text" }, entry.actor),
-    el("td", { className: "text" }, entry.action),
-    el("td", { className: "text" }, objectCell(entry)),
+    el("td", { className: "when" }, whenParts(entry.at)),
+    // Names and ids are kept whole; only the details are free text, broken anywhere when they must.
+    el("td", {}, el("span", { className: "nowrap" }, entry.actor)),
+    el("td", {}, entry.action),
+    el("td", {}, objectCell(entry)),
     el("td", { className: "text" }, describe(entry.details)),
   );
 }
@@ -44,15 +45,31 @@ function objectCell(entry) {
   return [el("span", { className: "sub" }, kind), target];
 }
 
-/** `field: from → to` for changes, `field: value` otherwise; values as JSON, shown as text. */
+/** What each kind of field holds, by its name as the store records it (snake_case or camelCase). */
+const MICROS = /(_micro|Micro)$/;
+const EPOCH_MS = /(_at|At)$/;
+const LABELS = { price_per_million: "price per million tokens" };
+
+/** "budget_micro" → "budget", "requestsPerMinute" → "requests per minute". */
+const label = (field) =>
+  LABELS[field] ?? field.replace(MICROS, "").replace(EPOCH_MS, "").replace(/([a-z])([A-Z])/g, "$1 $2").replaceAll("_", " ").toLowerCase();
+
+/** Amounts as money, instants as the console's times, counts with separators; text quoted, as typed. */
+function shown(field, value) {
+  if (typeof value === "number" && (MICROS.test(field) || field === "price_per_million")) return microEuros(value);
+  if (typeof value === "number" && EPOCH_MS.test(field)) return whenParts(new Date(value).toISOString());
+  if (value === null && (MICROS.test(field) || EPOCH_MS.test(field))) return "none";
+  if (typeof value === "number") return /(^|_)(id|entry)$/.test(field) ? String(value) : count(value);
+  return JSON.stringify(value);
+}
+
+/** `field: from → to` for changes, `field: value` otherwise, as text and (for times) nodes. */
 function describe(details) {
-  return Object.entries(details)
-    .map(([field, value]) =>
-      value && typeof value === "object" && "from" in value && "to" in value
-        ? `${field}: ${JSON.stringify(value.from)} → ${JSON.stringify(value.to)}`
-        : `${field}: ${JSON.stringify(value)}`,
-    )
-    .join(", ");
+  return Object.entries(details).flatMap(([field, value], i) => [
+    i ? ", " : null,
+    `${label(field)}: `,
+    value && typeof value === "object" && "from" in value && "to" in value ? [shown(field, value.from), " → ", shown(field, value.to)] : shown(field, value),
+  ]).flat(Infinity);
 }
 
 export function wireAudit(run) {

@@ -67,8 +67,44 @@ export function horizontalOverflow(page: Page): Promise<string[]> {
   });
 }
 
-/** The widths the console must work at: a desktop window and a phone held upright. */
-export const WIDTHS = { desktop: 1280, phone: 400 } as const;
+/** The widths the console must work at: a desktop window, a small laptop's and a phone held upright. */
+export const WIDTHS = { desktop: 1280, laptop: 1024, phone: 400 } as const;
+
+/** Every visible table box whose table is wider than the box, so that part of it is reached only by scrolling sideways. */
+export function tablesWiderThanTheirBox(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll(".table-scroll")]
+      .filter((box) => box.getClientRects().length > 0 && box.scrollWidth > box.clientWidth + 1)
+      .map((box) => `${box.id ? `#${box.id}` : `the table of "${box.querySelector("th")?.textContent?.trim()}…"`} is ${box.scrollWidth}px wide in its ${box.clientWidth}px box`),
+  );
+}
+
+/**
+ * Every visible table cell whose content does not fit it: spilling over its neighbours, or cut
+ * (an ellipsis, a clipped box) without a title that holds the whole of what was cut.
+ */
+export function cutCells(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const found: string[] = [];
+    const clips = (node: Element) => getComputedStyle(node).overflowX !== "visible";
+    for (const cell of document.querySelectorAll("td, th")) {
+      if (cell.getClientRects().length === 0 || cell.closest(".visually-hidden")) continue;
+      for (const node of [cell, ...cell.querySelectorAll("*")]) {
+        if (node.classList.contains("visually-hidden") || node.scrollWidth <= node.clientWidth + 1) continue;
+        const text = (node.textContent ?? "").trim();
+        const where = `${cell.tagName.toLowerCase()} "${(cell.textContent ?? "").trim().slice(0, 60)}" (${node.scrollWidth}px in ${node.clientWidth}px)`;
+        if (!clips(node)) {
+          // A cell too narrow for what it holds draws it over the next cell; inside a cell, what spills is caught by the cell.
+          if (node === cell) found.push(`${where} spills over its neighbours`);
+          continue;
+        }
+        const title = node.closest("[title]")?.getAttribute("title") ?? "";
+        if (!cell.contains(node.closest("[title]")) || !title.includes(text)) found.push(`${where} is cut, with no title holding "${text.slice(0, 60)}"`);
+      }
+    }
+    return found;
+  });
+}
 
 /**
  * Every visible button, link, field or select whose box is not wholly in view sideways: past

@@ -1,4 +1,4 @@
-import { count, el, money, numberCell, shortDate, svg } from "./dom.js";
+import { count, el, money, numberCell, plural, shortDate, svg } from "./dom.js";
 
 /**
  * An account's current period as two bar charts (questions and euros charged per UTC day),
@@ -19,7 +19,7 @@ export function usageChart(usage) {
     el(
       "p",
       { className: "chart-totals", attrs: { "data-testid": "usage-totals" } },
-      `So far this period: ${count(totals.questions)} questions in ${count(totals.requests)} requests, ${money(totals.charged)} charged to the balance.`,
+      `So far this period: ${plural(totals.questions, "question")} in ${plural(totals.requests, "request")}, ${money(totals.charged)} charged to the balance.`,
     ),
     el(
       "div",
@@ -30,7 +30,7 @@ export function usageChart(usage) {
         usage,
         slots,
         value: (day) => day.questions,
-        describe: (day) => `${count(day.questions)} questions`,
+        describe: (day) => plural(day.questions, "question"),
         top: count(busiestQuestions),
       }),
       barChart({

@@ -8,7 +8,7 @@ import { launchChromium } from "../testing/browser.js";
 import { postJudgment, show } from "../testing/http-client.js";
 import { addTestAccount, startTestServer, TEST_ADMIN_TOKEN, type TestServer } from "../testing/server.js";
 import { tamper } from "../store/test-helpers.js";
-import { actionsOutOfView, expectText, horizontalOverflow, watchedPage, WIDTHS, type WatchedPage } from "./browser-test-helpers.js";
+import { actionsOutOfView, cutCells, expectText, horizontalOverflow, tablesWiderThanTheirBox, watchedPage, WIDTHS, type WatchedPage } from "./browser-test-helpers.js";
 
 /**
  * Every view of the console at desktop and phone width, on a store with enough in it to fill
@@ -24,6 +24,28 @@ const shots = mkdtempSync(join(tmpdir(), "console-screenshots-"));
 let busy: string;
 
 const LONG_NAME = "Globex Corporation — European research and development division (Cypress Creek campus)";
+const BUSY_NAME = "Initech Payments & Risk Analytics — Nordic enterprise integration team (Oslo, Stockholm, Helsinki)";
+/** Notes of 32 characters as people write them: words, and one reference with no space to break at. */
+const NOTES = ["Invoice 2026-0117, paid by card.", "PO-4711-2026/GLOBEX-EU-SEPA-0042"];
+const DAY = 86_400_000;
+/** Who did what the audit log shows. */
+const ADMIN = { kind: "env-token" } as const;
+
+/**
+ * The keys an account has after a while: one of each status and one with every limit, most with
+ * names as long as people give them. The expiry is set in the database, in the past, as time would.
+ */
+async function addKeys(accountId: string) {
+  const { keys } = server.services;
+  const limits = { requestsPerMinute: 1200, budgetMicro: 1_234_560_000, expiresAt: Date.now() + 400 * DAY };
+  const limited = await keys.create({ accountId, name: "nightly batch importer (eu-west-1, production)", ...limits }, ADMIN);
+  expect((await postJudgment({ url: server.url, key: limited.key }, TINY_JUDGMENT)).status).toBe(200);
+  const expired = await keys.create({ accountId, name: "trial key for the onboarding workshop in March", requestsPerMinute: 60, expiresAt: Date.now() + DAY });
+  await tamper(server.database, `UPDATE api_keys SET expires_at = ${Date.now() - 3 * DAY} WHERE id = '${expired.record.id}'`);
+  const revoked = await keys.create({ accountId, name: "a key with a rather long name for the nightly batch importer" });
+  await keys.revoke(revoked.record.id, ADMIN);
+  await keys.create({ accountId });
+}
 
 beforeAll(async () => {
   [server, browser] = await Promise.all([startTestServer(), launchChromium()]);
@@ -35,7 +57,9 @@ beforeAll(async () => {
   expect((await postJudgment({ url: server.url, key: "tjs_wrong" }, TINY_JUDGMENT)).status).toBe(401);
   for (let i = 1; i <= 22; i++) await server.services.accounts.topUp(busy, 1_000_000, `invoice 2026-${String(i).padStart(3, "0")} paid by bank transfer`);
   for (let i = 1; i <= 30; i++) await server.services.accounts.create({ name: i === 7 ? LONG_NAME : `Customer ${String(i).padStart(2, "0")} Ltd` });
-  await server.services.keys.create({ accountId: busy, name: "a key with a rather long name for the nightly batch importer" });
+  await server.services.accounts.rename(busy, BUSY_NAME);
+  await addKeys(busy);
+  for (const note of NOTES) await server.services.accounts.topUp(busy, 500_000, note, ADMIN);
   await server.services.ledger.check();
   watched = await watchedPage(browser);
   const { page } = watched;
@@ -56,6 +80,7 @@ const VIEWS: [name: string, hash: () => string, ready: string][] = [
   ["accounts-page-2", () => "#/accounts?offset=25", "26–32 of 32"],
   ["account", () => `#/accounts/${busy}`, "Entries 1–20, newest first"],
   ["plans", () => "#/plans", "Plans"],
+  ["audit", () => "#/audit", "Every admin change, from the CLI, the admin API and this console, newest first."],
 ];
 
 /** Opens view `name` and waits until it is shown, drawn with the text `ready`. */
@@ -68,6 +93,7 @@ async function open(name: string, hash: string, ready: string) {
     "accounts-page-2": page.getByTestId("accounts-range"),
     account: page.getByTestId("ledger-range"),
     plans: page.getByRole("heading", { level: 1, name: "Plans" }),
+    audit: page.locator("#audit-scope"),
   }[name]!;
   await expectText(marker, ready);
   // Views keep their last drawing while hidden: wait until this one is the one shown.
@@ -80,18 +106,24 @@ describe.each(Object.entries(WIDTHS))("the console at %s width", (width, pixels)
   });
 
   for (const [name, hash, ready] of VIEWS) {
-    it(`${name}: nothing overflows sideways, every button and link is in view; screenshot saved`, async () => {
+    it(`${name}: nothing overflows sideways, no table needs a sideways scroll, nothing in a cell is cut unseen; screenshot saved`, async () => {
       await open(name, hash(), ready);
       const { page } = watched;
-      if (name === "account") await page.getByText("Day by day as a table").click(); // the table inside too
-      const overflow = await horizontalOverflow(page);
-      expect(overflow, `at ${pixels}px, ${name}:\n${overflow.join("\n")}`).toEqual([]);
-      const hidden = await actionsOutOfView(page);
-      expect(hidden, `at ${pixels}px, ${name}:\n${hidden.join("\n")}`).toEqual([]);
+      // The day-by-day table inside too, opened for this check only.
+      const days = page.locator("#account-view details.day-table");
+      if (name === "account") await days.evaluate((node: HTMLDetailsElement) => (node.open = true));
+      // The screenshot first, so that it shows what a failing check below found.
       const file = join(shots, `${name}-${width}-${pixels}.png`);
       await page.screenshot({ path: file, fullPage: true });
       expect(statSync(file).size).toBeGreaterThan(10_000);
-      if (name === "account") await page.getByText("Day by day as a table").click();
+      const found = [
+        ...(await horizontalOverflow(page)),
+        ...(await actionsOutOfView(page)),
+        ...(await tablesWiderThanTheirBox(page)),
+        ...(await cutCells(page)),
+      ];
+      if (name === "account") await days.evaluate((node: HTMLDetailsElement) => (node.open = false));
+      expect(found, `at ${pixels}px, ${name} (${file}):\n${found.join("\n")}`).toEqual([]);
     });
   }
 
@@ -153,12 +185,12 @@ describe("what actions add to a page fits too", () => {
 });
 
 describe("the busy account's figures", () => {
-  it("charts three questions today, charged at €2 per million tokens", async () => {
+  it("charts four questions today (three with one key, one with another), charged at €2 per million tokens", async () => {
     await open("account", `#/accounts/${busy}`, "Entries 1–20, newest first");
     const { page } = watched;
     const bars = (chart: string) =>
       page.locator(`[data-testid="chart-${chart}"] rect.bar`).evaluateAll((rects) => rects.map((r) => Number(r.getAttribute("data-value"))));
-    expect(await bars("questions")).toEqual([3]);
+    expect(await bars("questions")).toEqual([4]);
     const [charged] = await bars("euros");
     const ledger = await server.services.accounts.entries(busy, { limit: 500 });
     const expected = ledger.filter((entry) => entry.kind === "charge").reduce((sum, entry) => sum - entry.amountMicro, 0);

@@ -61,7 +61,7 @@ const rowsOf = (tbody: string) => page.locator(`#${tbody} tr`).evaluateAll((rows
 
 describe("the overview's last 30 days", () => {
   it("draws requests, questions, euros and server errors per day: 30 bars each, today's last", async () => {
-    await expectText(page.getByTestId("trend-totals"), "4 requests, 4 questions, 1 server errors in the last 30 days.");
+    await expectText(page.getByTestId("trend-totals"), "4 requests, 4 questions, 1 server error in the last 30 days.");
     const zeros = Array(29).fill(0);
     expect(await bars("trend-requests")).toEqual([...zeros, 4]);
     expect(await bars("trend-questions")).toEqual([...zeros, 4]);

@@ -36,6 +36,30 @@ export const money = (euros) => `€${euros}`;
 
 export const when = (iso) => (iso ? `${iso.slice(0, 16).replace("T", " ")} UTC` : "—");
 
+/**
+ * The same time for a table cell: the day and the time each kept whole, so that a narrow column
+ * breaks the line between them and nowhere else. The text is when()'s.
+ */
+export function whenParts(iso) {
+  if (!iso) return "—";
+  const text = when(iso);
+  return [el("span", { className: "nowrap" }, text.slice(0, 10)), " ", el("span", { className: "nowrap" }, text.slice(11))];
+}
+
+/** "1 request", "2 requests", "1 mismatch", "3 mismatches": the count with thousands separators. */
+export const plural = (n, noun, ending = "s") => `${count(n)} ${noun}${n === 1 ? "" : ending}`;
+
+/**
+ * Micro-euros (an integer, as the audit log records amounts) shown as money() shows the API's
+ * euro strings: exact, the digits the server's formatEuros (src/money/money.ts) writes.
+ */
+export function microEuros(micros) {
+  const value = BigInt(micros);
+  const magnitude = value < 0n ? -value : value;
+  const fraction = (magnitude % 1_000_000n).toString().padStart(6, "0").replace(/0{1,4}$/, "");
+  return money(`${value < 0n ? "-" : ""}${magnitude / 1_000_000n}.${fraction}`);
+}
+
 /** "31 Jan" from an ISO date or time, in UTC like every time the API sends. */
 export const shortDate = (iso) => new Date(iso).toLocaleDateString("en-GB", { day: "numeric", month: "short", timeZone: "UTC" });
 

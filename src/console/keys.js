@@ -1,5 +1,5 @@
 import { adminApi, path } from "./api.js";
-import { byId, count, el, money, when, wholeNumber } from "./dom.js";
+import { byId, count, el, money, whenParts, wholeNumber } from "./dom.js";
 
 /**
  * An account's API keys: created with limits of their own (the key shown once), listed with
@@ -36,22 +36,27 @@ let runAction;
 
 const expired = (key) => key.expires_at !== null && Date.parse(key.expires_at) <= Date.now();
 
+/** Each piece kept whole, the cell's line broken only between pieces. */
+const pieces = (...parts) => parts.flatMap((part, i) => [i ? " " : null, typeof part === "string" ? el("span", { className: "nowrap" }, part) : part]).flat(Infinity);
+
 function status(key) {
-  if (key.revoked_at) return `revoked ${when(key.revoked_at)}`;
-  return expired(key) ? `expired ${when(key.expires_at)}` : "active";
+  if (key.revoked_at) return pieces("revoked", whenParts(key.revoked_at));
+  return expired(key) ? pieces(el("strong", { className: "nowrap" }, "expired"), whenParts(key.expires_at)) : "active";
 }
 
 /** "€1.20 of €5.00" with a budget (and what requests in flight hold), else what was spent. */
 function spend(key) {
-  const spent = key.budget === null ? money(key.spent) : `${money(key.spent)} of ${money(key.budget)}`;
-  return key.held_micro > 0 ? `${spent} (+${count(key.held_micro)} µ€ held)` : spent;
+  const parts = [money(key.spent)];
+  if (key.budget !== null) parts.push(`of ${money(key.budget)}`);
+  if (key.held_micro > 0) parts.push(`(+${count(key.held_micro)} µ€ held)`);
+  return pieces(...parts);
 }
 
 function limits(key) {
-  const parts = [];
-  if (key.requests_per_minute !== null) parts.push(`${count(key.requests_per_minute)}/min`);
-  if (key.expires_at !== null && !expired(key)) parts.push(`expires ${when(key.expires_at)}`);
-  return parts.length === 0 ? "plan's only" : parts.join(", ");
+  const rpm = key.requests_per_minute === null ? null : `${count(key.requests_per_minute)}/min`;
+  const expiry = key.expires_at !== null && !expired(key) ? ["expires", whenParts(key.expires_at)] : [];
+  if (rpm === null && expiry.length === 0) return "plan's only";
+  return pieces(...(rpm === null ? [] : [expiry.length ? `${rpm},` : rpm]), ...expiry);
 }
 
 function keyRow(key) {
@@ -64,13 +69,13 @@ function keyRow(key) {
       ];
   return el(
     "tr",
-    { className: key.revoked_at ? "revoked" : "" },
+    { className: key.revoked_at ? "revoked" : expired(key) ? "expired" : "" },
     el("td", {}, el("code", {}, `${key.prefix}…`)),
     el("td", { className: "text" }, key.name ?? ""),
     el("td", { className: "number", attrs: { "data-testid": `key-spend-${key.prefix}` } }, spend(key)),
     el("td", { attrs: { "data-testid": `key-limits-${key.prefix}` } }, limits(key)),
-    el("td", {}, when(key.created_at)),
-    el("td", {}, key.last_used_at ? when(key.last_used_at) : "never"),
+    el("td", { className: "when" }, whenParts(key.created_at)),
+    el("td", { className: "when" }, key.last_used_at ? whenParts(key.last_used_at) : "never"),
     el("td", {}, status(key)),
     el("td", { className: "row-actions" }, actions),
   );

@@ -1,5 +1,5 @@
 import { adminDownload, path } from "./api.js";
-import { byId, el, numberCell, when } from "./dom.js";
+import { byId, el, numberCell, whenParts } from "./dom.js";
 
 /**
  * An account's ledger, a page at a time, newest first, of one kind or every kind; "Older"
@@ -50,16 +50,19 @@ function keyCell(key) {
   return el("td", { className: "text" }, el("code", {}, `${key.prefix}…`), key.name ? el("span", { className: "sub" }, key.name) : null);
 }
 
+/** Cut to the column with an ellipsis; the whole id is the title, and copying the cell copies all of it. */
+const requestId = (id) => el("code", { className: "request-id", attrs: { title: id } }, id);
+
 function ledgerRow(entry) {
   return el(
     "tr",
     {},
-    el("td", {}, when(entry.at)),
+    el("td", { className: "when" }, whenParts(entry.at)),
     el("td", {}, KIND_LABELS[entry.kind] ?? entry.kind),
     numberCell(entry.amount),
     numberCell(entry.questions),
     numberCell(entry.input_tokens),
-    el("td", { className: "text" }, entry.request_id ? el("code", { className: "request-id" }, entry.request_id) : "—"),
+    el("td", {}, entry.request_id ? requestId(entry.request_id) : "—"),
     keyCell(entry.key),
     el("td", { className: "text" }, entry.note ?? ""),
   );

@@ -1,5 +1,5 @@
 import { adminApi, serviceHealth } from "./api.js";
-import { byId, byTestId, count, el, money, numberCell, setFacts, when } from "./dom.js";
+import { byId, byTestId, count, el, money, numberCell, plural, setFacts, when } from "./dom.js";
 import { accountLink } from "./route.js";
 import { busiestQuery, drawTrends, wireTrends } from "./trends.js";
 
@@ -68,8 +68,6 @@ function drawLedgerCheck(check) {
   byId("mismatches").hidden = mismatches.length === 0;
   byId("mismatch-rows").replaceChildren(...mismatches.map(mismatchRow));
 }
-
-const plural = (n, noun, ending = "s") => `${count(n)} ${noun}${n === 1 ? "" : ending}`;
 
 const UNITS = { micro_eur: "µ€", questions: "questions" };
 

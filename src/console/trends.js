@@ -1,6 +1,6 @@
 import { adminDownload } from "./api.js";
 import { barChart } from "./chart.js";
-import { byId, count, el, money, numberCell, when } from "./dom.js";
+import { byId, count, el, money, numberCell, plural, when } from "./dom.js";
 import { accountLink } from "./route.js";
 
 /**
@@ -22,14 +22,14 @@ export function drawTrends(overview) {
   const most = (value) => Math.max(0, ...days.map(value));
   const busiestCharge = days.reduce((best, day) => (day.charged_micro > (best?.charged_micro ?? 0) ? day : best), null);
   byId("trend-charts").replaceChildren(
-    chart("Requests per day", "requests", (day) => day.requests, (day) => `${count(day.requests)} requests`, count(most((day) => day.requests))),
-    chart("Questions per day", "questions", (day) => day.questions, (day) => `${count(day.questions)} questions`, count(most((day) => day.questions))),
+    chart("Requests per day", "requests", (day) => day.requests, (day) => plural(day.requests, "request"), count(most((day) => day.requests))),
+    chart("Questions per day", "questions", (day) => day.questions, (day) => plural(day.questions, "question"), count(most((day) => day.questions))),
     chart("Euros charged per day", "euros", (day) => day.charged_micro, (day) => money(day.charged), money(busiestCharge?.charged ?? "0.00")),
-    chart("Server errors per day", "errors", (day) => day.server_errors, (day) => `${count(day.server_errors)} server errors`, count(most((day) => day.server_errors))),
+    chart("Server errors per day", "errors", (day) => day.server_errors, (day) => plural(day.server_errors, "server error"), count(most((day) => day.server_errors))),
   );
   const sum = (field) => days.reduce((total, day) => total + day[field], 0);
   byId("trend-totals").textContent =
-    `${count(sum("requests"))} requests, ${count(sum("questions"))} questions, ${count(sum("server_errors"))} server errors in the last ${days.length} days.`;
+    `${plural(sum("requests"), "request")}, ${plural(sum("questions"), "question")}, ${plural(sum("server_errors"), "server error")} in the last ${plural(days.length, "day")}.`;
   byId("busiest-by").value = overview.busiest_by;
   byId("busiest-rows").replaceChildren(...(overview.busiest_accounts.length ? overview.busiest_accounts.map(busyRow) : [emptyRow(4, "No judgments in the last 30 days.")]));
   byId("server-error-rows").replaceChildren(...(overview.server_errors.length ? overview.server_errors.map(errorRow) : [emptyRow(5, "No server errors recorded.")]));
