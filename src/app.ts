@@ -5,13 +5,14 @@ import { ApiError, toApiError } from "./errors.js";
 import { accessLog } from "./http/access-log.js";
 import type { App, AppEnv } from "./http/context.js";
 import { routeNotFound } from "./http/not-found.js";
+import { refuseNulInUrl } from "./http/nul-bytes.js";
 import { requestId } from "./http/request-id.js";
 import type { Temperatures } from "./judgment/answers.js";
 import type { DebiasMode } from "./judgment/debias.js";
 import type { PromptCuesSetting } from "./judgment/prompt.js";
 import type { Logger } from "./logger.js";
 import { registerAdmin } from "./routes/admin/index.js";
-import { decisionsErrorBody } from "./routes/decisions/errors.js";
+import { decisionsErrorBody, openAIErrorFormat } from "./routes/decisions/errors.js";
 import { registerDecisions } from "./routes/decisions/route.js";
 import { registerHealth } from "./routes/health/route.js";
 import { registerMetrics } from "./routes/metrics/route.js";
@@ -48,6 +49,9 @@ export function buildApp(deps: AppDeps): App {
   const errors = new WeakMap<Context, ApiError>();
   app.use(requestId());
   app.use(accessLog(deps.log, services.metrics, errors, services.reports));
+  // Before any route, so no NUL reaches a store; /v1/decisions' clients read even this refusal in their shape.
+  app.use("/v1/decisions", openAIErrorFormat);
+  app.use(refuseNulInUrl());
 
   const { models } = deps;
   // Both judging routes share one service below them (services/judging/) and these deps.

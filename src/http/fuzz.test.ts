@@ -3,6 +3,7 @@ import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JudgmentEngine } from "../engine/types.js";
 import { moneyTables } from "../testing/billing-http.js";
+import { STORE_ENGINES } from "../testing/databases.js";
 import { hostileBytes, hostileRequest, seededRandom, type HostileRequest } from "../testing/hostile-requests.js";
 import { startMainServer, type MainServer } from "../testing/main-server.js";
 import { rawExchange } from "../testing/raw-http.js";
@@ -11,15 +12,17 @@ import { readyTinyEngine } from "../testing/server.js";
 /**
  * 10,000 invalid or hostile requests over HTTP and 600 malformed ones over raw sockets, from a
  * seeded generator (the seed is printed with every failure), against the service as main.ts
- * starts it on the real engine: not one 5xx, every answer a JSON error body with the status
- * its fault calls for, no request reaches the model, the money tables are exactly as before,
- * and the service is still healthy afterwards.
+ * starts it on the real engine, on each store (PostgreSQL refuses what SQLite takes, a NUL in
+ * text): not one 5xx, every answer a JSON error body with the status its fault calls for, no
+ * request reaches the model, the money tables are exactly as before, and the service is still
+ * healthy afterwards.
  */
 
 const SEED = 20_261_124;
 const REQUESTS = 10_000;
 const RAW_REQUESTS = 600;
 const CONCURRENCY = 32;
+const ADMIN_TOKEN = "a-fuzzed-admin-token-0123456789abcdef";
 
 let tiny: JudgmentEngine;
 let server: MainServer;
@@ -27,13 +30,10 @@ let prepared = 0;
 
 beforeAll(async () => {
   tiny = await readyTinyEngine();
-  const counting: JudgmentEngine = { ...tiny, prepare: (prompt, signal) => (prepared++, tiny.prepare(prompt, signal)), close: async () => undefined };
-  server = await startMainServer({ engine: counting, balanceMicro: 5_000_000 });
 });
 
 afterAll(async () => {
   agent.destroy();
-  await server?.close();
   await tiny?.close();
 });
 
@@ -64,7 +64,16 @@ async function inParallel(count: number, run: (index: number) => Promise<void>):
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
 }
 
-describe("hostile traffic", () => {
+describe.each(STORE_ENGINES)("hostile traffic on %s", (store) => {
+  beforeAll(async () => {
+    prepared = 0;
+    const counting: JudgmentEngine = { ...tiny, prepare: (prompt, signal) => (prepared++, tiny.prepare(prompt, signal)), close: async () => undefined };
+    server = await startMainServer({ engine: counting, balanceMicro: 5_000_000, store, settings: { JUDGE_ADMIN_TOKEN: ADMIN_TOKEN } });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
   it(`answers ${REQUESTS} invalid HTTP requests and ${RAW_REQUESTS} malformed ones without a 5xx, a charge or a model call`, async () => {
     const before = await moneyTables(server.database);
     const random = seededRandom(SEED);
@@ -73,7 +82,7 @@ describe("hostile traffic", () => {
     const count = (status: number) => (statuses[status] = (statuses[status] ?? 0) + 1);
     const started = performance.now();
 
-    const requests = Array.from({ length: REQUESTS }, () => hostileRequest(random, server.key));
+    const requests = Array.from({ length: REQUESTS }, () => hostileRequest(random, server.key, ADMIN_TOKEN));
     const httpStarted = performance.now();
     await inParallel(REQUESTS, async (i) => {
       const request = requests[i];

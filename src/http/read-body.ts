@@ -4,6 +4,7 @@ import type { Context } from "hono";
 import { ApiError } from "../errors.js";
 import { headerOf, nodeRequestOf } from "./incoming.js";
 import { withNumberTexts } from "./json-numbers.js";
+import { holdsNul } from "./nul-bytes.js";
 
 /** The spec's limit on a request body: 256 KB. */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -73,6 +74,7 @@ export function parseJson(bytes: Uint8Array): unknown {
   if (nestingDepth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
     throw new ApiError("invalid_request", `the request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`);
   }
+  if (holdsNul(value)) throw new ApiError("invalid_request", "the request body holds a NUL character (\\u0000) in a string; no field may contain it");
   return withNumberTexts(text, value);
 }
 

@@ -114,7 +114,8 @@ const ODD_PATHS: [string, string, number[]][] = [
   ["PATCH", "/v1/systemone", [404]],
   ["POST", "/v1/systemone/", [404]],
   ["POST", "/V1/SYSTEMONE", [404]],
-  ["POST", "/v1/systemone%00", [404]],
+  // A NUL anywhere in the URL is refused before routing (http/nul-bytes.ts).
+  ["POST", "/v1/systemone%00", [400]],
   ["POST", "/v1/../v1/systemone%2f", [404]],
   ["GET", "/admin/v1/accounts", [404]],
   ["POST", "/admin/v1/plans", [404]],
@@ -125,14 +126,36 @@ const ODD_PATHS: [string, string, number[]][] = [
   ["OPTIONS", "/v1/systemone", [404]],
 ];
 
-/** One hostile request for the account's `key`. */
-export function hostileRequest(r: Random, key: string): HostileRequest {
+const NUL = "\u0000";
+
+/** Admin requests with a NUL in an id, a query or a body field (PostgreSQL cannot store one): each a 400. */
+const ADMIN_NUL: [string, string, unknown?][] = [
+  ["GET", "/admin/v1/accounts/%00"],
+  ["GET", "/admin/v1/accounts/acct_%00/ledger?limit=5"],
+  ["POST", "/admin/v1/accounts/%00/top-ups", { amount: "1.00", note: "n" }],
+  ["POST", "/admin/v1/accounts/%00/adjustments", { amount: "-1", note: "n" }],
+  ["PUT", "/admin/v1/accounts/acct_x%00/plan", { plan: "default" }],
+  ["GET", "/admin/v1/audit?account=%00"],
+  ["GET", "/admin/v1/accounts?search=%00&limit=5"],
+  ["GET", "/admin/v1/accounts/%00/ledger.csv"],
+  ["POST", "/admin/v1/admin-tokens", { name: `ops${NUL}` }],
+  ["POST", "/admin/v1/admin-tokens/adm_%00/revoke"],
+  ["POST", "/admin/v1/accounts", { name: `a${NUL}` }],
+  ["POST", "/admin/v1/plans", { name: `p${NUL}`, requests_per_minute: 1, allowance_questions: 1, price_per_million: "1" }],
+  ["PATCH", "/admin/v1/plans/%00", { requests_per_minute: 1 }],
+  ["POST", "/admin/v1/keys/key_%00/revoke"],
+  ["PATCH", "/admin/v1/keys/%00", { name: "k" }],
+];
+
+/** One hostile request for the account's `key`; with `adminToken`, admin requests carrying a NUL too. */
+export function hostileRequest(r: Random, key: string, adminToken?: string): HostileRequest {
   const base = validBody(r);
   const text = JSON.stringify(base);
   const json = { "content-type": "application/json" };
   const auth = { authorization: `Bearer ${key}` };
   // Bodies over the limit are few: each is a quarter of a megabyte to send.
-  const kind = r() < 0.005 ? "size" : pick(r, ["json", "json", "schema", "schema", "schema", "auth", "encoding", "idempotency", "type", "path", "headers"]);
+  const kinds = ["json", "json", "schema", "schema", "schema", "auth", "encoding", "idempotency", "type", "path", "headers", ...(adminToken ? ["nul"] : [])];
+  const kind = r() < 0.005 ? "size" : pick(r, kinds);
   switch (kind) {
     case "json":
       return { what: "invalid JSON", method: "POST", path: "/v1/systemone", headers: { ...json, ...auth }, body: pick(r, BREAK_JSON)(text, r), expected: [400] };
@@ -149,9 +172,15 @@ export function hostileRequest(r: Random, key: string): HostileRequest {
     case "type":
       return { what: "an odd content type on a broken body", method: "POST", path: "/v1/systemone", headers: { ...auth, "content-type": pick(r, CONTENT_TYPES) }, body: pick(r, BREAK_JSON)(text, r), expected: [400] };
     case "path": {
-      const [method, path, expected] = pick(r, ODD_PATHS);
+      // With an admin token the console's page is served to anyone: it asks for the token itself.
+      const [method, path, expected] = pick(r, adminToken ? ODD_PATHS.filter(([, path]) => path !== "/console") : ODD_PATHS);
       const token = pick(r, ["", `Bearer ${key}`, "Bearer test-admin-token-guess-0123456789"]);
       return { what: "an odd route", method, path, headers: token ? { authorization: token } : {}, body: method === "GET" || method === "OPTIONS" ? undefined : text, expected };
+    }
+    case "nul": {
+      const [method, path, body] = pick(r, ADMIN_NUL);
+      const headers = { authorization: `Bearer ${adminToken}`, ...(body === undefined ? {} : json) };
+      return { what: "a NUL in an admin request", method, path, headers, body: body === undefined ? undefined : JSON.stringify(body), expected: [400] };
     }
     case "size":
       return { what: "a body over 256 KB", method: "POST", path: "/v1/systemone", headers: { ...json, ...auth }, body: JSON.stringify({ ...base, state: "x".repeat(int(r, 262_145, 270_000)) }), expected: [413] };
