@@ -100,12 +100,18 @@ export function createKeysRepository(database: Database, now: () => number): Key
   async function create(input: { accountId: string; name?: string } & Partial<KeyLimits>, by?: AdminActor) {
     const key = generateApiKey();
     const limits = checkedLimits(input);
+    const createdAt = now();
+    // A key born expired could never be used: most likely a mistyped date, so it is refused
+    // rather than created (an existing key may still be given a past expiry, to end it at once).
+    if (limits.expiresAt != null && limits.expiresAt <= createdAt) {
+      throw new StoreError("invalid_input", `a new key's expiry must be in the future; ${new Date(limits.expiresAt).toISOString()} has passed`);
+    }
     const record: ApiKeyRecord = {
       id: newId("key"),
       accountId: input.accountId,
       name: input.name === undefined ? null : normalizeName(input.name, "Key name"),
       prefix: displayPrefix(key),
-      createdAt: now(),
+      createdAt,
       lastUsedAt: null,
       revokedAt: null,
       limits: { requestsPerMinute: limits.requestsPerMinute ?? null, budgetMicro: limits.budgetMicro ?? null, expiresAt: limits.expiresAt ?? null },

@@ -144,6 +144,21 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     expect((await postJudgment(client, judgmentBody(1))).status).toBe(200);
   });
 
+  it("a new key whose expiry has passed is a 400 invalid_request and nothing is created; an existing key may be given one", async () => {
+    const s = await billing.server();
+    const before = await s.services.keys.list();
+    const now = s.clock.now();
+    for (const expires_at of ["2020-01-01", new Date(now - 1).toISOString(), new Date(now).toISOString()]) {
+      const created = await adminCall(s, "POST", `/admin/v1/accounts/${s.accountId}/keys`, { body: { name: "born expired", expires_at } });
+      expectErrorResponse(created, 400, "invalid_request");
+      expect(created.json.error, show(created)).toBe(`a new key's expiry must be in the future; ${new Date(expires_at).toISOString()} has passed`);
+    }
+    expect(await s.services.keys.list(), "nothing created").toEqual(before);
+    // Ending an existing key at once stays possible (revocation's gentler cousin: a later expiry revives it).
+    const ended = await adminCall(s, "PATCH", `/admin/v1/keys/${before[0].id}`, { body: { expires_at: "2020-01-01" } });
+    expect([ended.status, ended.json.expires_at], show(ended)).toEqual([200, "2020-01-01T00:00:00.000Z"]);
+  });
+
   it("bad limits are 400s that change nothing; an unknown key is 404", async () => {
     const s = await billing.server();
     const bad: [string, Record<string, unknown>][] = [
