@@ -9,6 +9,7 @@ import { createLogger, type Logger } from "./logger.js";
 import type { JudgmentEngine } from "./engine/types.js";
 import { startHttpServer } from "./http/node-server.js";
 import { oneLine } from "./views/text.js";
+import { firstKeyHelp } from "./cli/follow-up.js";
 import { buildServices, type Services } from "./services/build.js";
 import { isStoreError } from "./services/types.js";
 import type { BillingService } from "./services/billing.js";
@@ -276,20 +277,7 @@ export function consoleUrl(host: string, port: number): string {
 }
 
 function printFirstKeyHelp(config: Config, port: number): void {
-  // A PostgreSQL URL may hold a password: point at the environment rather than print it.
-  const db = config.db === "data/judge.db" || /^postgres/i.test(config.db) ? "" : ` --db ${config.db}`;
-  process.stderr.write(
-    [
-      "",
-      "No API keys exist yet. Create an account and its first key with:",
-      `  npx judge accounts create --name "My team"${db}`,
-      `  npx judge keys create --account <account id printed above>${db}`,
-      "Then ask a first question with the key it prints:",
-      `  curl -s http://${config.host}:${port}/v1/systemone -H "Authorization: Bearer <key>" -H "Content-Type: application/json" \\`,
-      `    -d '{"state": "I was charged twice.", "questions": {"angry": {"type": "noul", "instructions": "The customer is angry."}}}'`,
-      "",
-    ].join("\n"),
-  );
+  process.stderr.write(firstKeyHelp(config.db, `http://${config.host}:${port}`));
 }
 
 function printModelHelp(detail: string): void {

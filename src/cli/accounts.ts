@@ -3,6 +3,7 @@ import { accountView, ledgerEntryView, planView } from "../views/admin.js";
 import type { AccountSummary } from "../services/accounts.js";
 import type { LedgerEntry } from "../services/types.js";
 import { cliActor, emit, requireAccount, withServices } from "./context.js";
+import { followUp, followUpFor, type FollowUp } from "./follow-up.js";
 import { formatTable, formatTimestamp } from "../views/text.js";
 import { formatLedgerEntries, parseLimit } from "./ledger.js";
 import { describePlan } from "./plans.js";
@@ -10,10 +11,9 @@ import { formatMoney, isoTime } from "../views/money.js";
 
 const summaryJson = ({ account, plan, usage }: AccountSummary) => accountView(account, plan, usage);
 
-export function formatAccounts(summaries: readonly AccountSummary[]): string {
-  if (summaries.length === 0) {
-    return "No accounts yet. Create one with: judge accounts create --name <name>";
-  }
+/** `next` writes the commands to run next (follow-up.ts); by default on the default database. */
+export function formatAccounts(summaries: readonly AccountSummary[], next: FollowUp = followUpFor("data/judge.db", false)): string {
+  if (summaries.length === 0) return `No accounts yet. ${next.line("Create one with:", "accounts create --name <name>")}`;
   return formatTable(
     ["ID", "NAME", "STATUS", "PLAN", "BALANCE", "USED/ALLOWANCE", "CREATED"],
     summaries.map(({ account, plan, usage }) => [
@@ -30,10 +30,10 @@ export function formatAccounts(summaries: readonly AccountSummary[]): string {
 
 const accountStatus = (account: AccountSummary["account"]) => (account.disabledAt === null ? "active" : "disabled");
 
-export function formatAccountCreated({ account, plan }: AccountSummary): string {
+export function formatAccountCreated({ account, plan }: AccountSummary, next: FollowUp): string {
   return [
     `Created account ${account.id} (${account.name}) on plan ${plan.name}.`,
-    `Create an API key for it with: judge keys create --account ${account.id}`,
+    next.line("Create an API key for it with:", `keys create --account ${account.id}`),
   ].join("\n");
 }
 
@@ -63,7 +63,7 @@ export function registerAccountsCommands(program: Command): void {
       const summary = await withServices(command, (services) =>
         services.accounts.create({ name: options.name, plan: options.plan?.trim() }, cliActor()),
       );
-      emit(command, { json: summaryJson(summary), text: () => formatAccountCreated(summary) });
+      emit(command, { json: summaryJson(summary), text: () => formatAccountCreated(summary, followUp(command)) });
     });
 
   accounts
@@ -71,7 +71,7 @@ export function registerAccountsCommands(program: Command): void {
     .description("List accounts with their plan, balance and usage this period")
     .action(async (_options: unknown, command: Command) => {
       const list = await withServices(command, (services) => services.accounts.list());
-      emit(command, { json: list.map(summaryJson), text: () => formatAccounts(list) });
+      emit(command, { json: list.map(summaryJson), text: () => formatAccounts(list, followUp(command)) });
     });
 
   accounts

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { adminTokenView, formatAdminTokens } from "../views/audit.js";
 import { CliError, cliActor, emit, withServices } from "./context.js";
+import { followUp } from "./follow-up.js";
 
 /** `judge admins …`: named admin tokens for the admin API and the console, beside JUDGE_ADMIN_TOKEN. */
 export function registerAdminsCommands(program: Command): void {
@@ -31,7 +32,7 @@ export function registerAdminsCommands(program: Command): void {
     .description("List the named admin tokens (prefix only), revoked ones included")
     .action(async (_options: unknown, command: Command) => {
       const records = await withServices(command, (services) => services.adminTokens.list());
-      emit(command, { json: records.map(adminTokenView), text: () => formatAdminTokens(records) });
+      emit(command, { json: records.map(adminTokenView), text: () => formatAdminTokens(records, followUp(command).line("Create one with:", "admins create --name <name>")) });
     });
 
   admins

@@ -43,13 +43,23 @@ export function resolveConfig(command: Command, overrides: Record<string, string
  * must fail, not show an empty database that looks like lost data.
  */
 export async function withServices<T>(command: Command, run: (services: Services) => T | Promise<T>): Promise<T> {
-  const services = await buildServices(resolveConfig(command), { mustExist: !globalOptions(command).create });
+  const config = resolveConfig(command);
+  const { create } = globalOptions(command);
+  // Refused by name: the store's "no database here … or pass --create" would lead to a
+  // throwaway database that the next command cannot see either.
+  if (isInMemory(config.db) && !create) {
+    throw new CliError(`--db ${config.db || '""'} is a new, empty database for every command, so there is nothing in it to administer; give the file or postgres:// URL the server uses`);
+  }
+  const services = await buildServices(config, { mustExist: !create });
   try {
     return await run(services);
   } finally {
     await services.close();
   }
 }
+
+/** `:memory:`, and SQLite's private temporary database (""): gone when the command exits. */
+export const isInMemory = (db: string) => db === ":memory:" || db === "";
 
 /** Prints `json` as JSON under `--json`, otherwise the human-readable `text()`. */
 export function emit(command: Command, output: { json: unknown; text: () => string }): void {

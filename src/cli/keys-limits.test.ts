@@ -5,7 +5,7 @@ import { useCliHarness } from "./test-helpers.js";
 /** `judge keys create` with limits, `keys update`, `keys rename` and the spend in `keys list`, through the real binary. */
 
 describe("judge keys with limits", () => {
-  const { judge, judgeOk, judgeJson } = useCliHarness();
+  const { judge, judgeOk, judgeJson, database } = useCliHarness();
 
   const account = async () => (await judgeJson<{ id: string }>("accounts", "create", "--name", "Acme")).id;
 
@@ -51,8 +51,21 @@ describe("judge keys with limits", () => {
     }
     expect((await judgeOk("keys", "list")).trim()).toBe("No API keys.");
     const none = await judge("keys", "update", "key_missing", "--rpm", "3");
-    expect([none.status, none.stderr], JSON.stringify(none)).toEqual([1, 'judge: No API key matches "key_missing"; see `judge keys list` for ids and prefixes\n']);
+    // The command it points at reaches this database.
+    const list = `npx judge keys list --db ${database().location}`;
+    expect([none.status, none.stderr], JSON.stringify(none)).toEqual([1, `judge: No API key matches "key_missing"; see \`${list}\` for ids and prefixes\n`]);
     const nothing = await judge("keys", "update", "key_missing");
     expect(nothing.stderr, JSON.stringify(nothing)).toBe("judge: nothing to change: give --rpm, --budget or --expires\n");
+  });
+
+  it("refuses to create a key whose expiry has passed, with one line and exit 1, creating nothing", async () => {
+    const id = await account();
+    const today = new Date().toISOString().slice(0, 10);
+    for (const [expires, shown] of [["2020-01-01", "2020-01-01T00:00:00.000Z"], [today, `${today}T00:00:00.000Z`]]) {
+      const run = await judge("keys", "create", "--account", id, "--expires", expires);
+      expect([run.status, run.stdout, run.stderr], JSON.stringify(run)).toEqual([1, "", `judge: a new key's expiry must be in the future; ${shown} has passed\n`]);
+    }
+    expect((await judgeOk("keys", "list")).trim()).toBe("No API keys.");
+    expect(await judgeOk("keys", "create", "--account", id, "--expires", "2099-01-01")).toContain("expires 2099-01-01 00:00:00Z");
   });
 });

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { MAX_MICROS } from "../money/money.js";
 import { PLAN_LIMITS, type ApiKeyRecord, type KeyChanges } from "../services/types.js";
 import { CliError, cliActor, emit, globalOptions, withServices } from "./context.js";
+import { followUp } from "./follow-up.js";
 import { parseEurosOption, parseWholeNumber } from "./options.js";
 import { INSTANT_FORMAT, parseInstant } from "../views/instants.js";
 import { formatMoney } from "../views/money.js";
@@ -163,17 +164,19 @@ export function registerKeysCommands(program: Command): void {
     .action(async (idOrPrefix: string, _options: unknown, command: Command) => {
       const startedAt = Date.now();
       const record = await withServices(command, (services) => services.keys.revoke(idOrPrefix.trim(), cliActor()));
-      if (!record) {
-        throw new CliError(
-          `No API key matches ${JSON.stringify(idOrPrefix)}; see \`judge keys list\` for ids and prefixes`,
-        );
-      }
+      if (!record) throw noSuchKey(command, idOrPrefix);
       emit(command, { json: record, text: () => formatKeyRevoked(record, startedAt) });
     });
 }
 
 async function updated(command: Command, idOrPrefix: string, changes: KeyChanges): Promise<ApiKeyRecord> {
   const record = await withServices(command, (services) => services.keys.update(idOrPrefix.trim(), changes, cliActor()));
-  if (!record) throw new CliError(`No API key matches ${JSON.stringify(idOrPrefix)}; see \`judge keys list\` for ids and prefixes`);
+  if (!record) throw noSuchKey(command, idOrPrefix);
   return record;
+}
+
+function noSuchKey(command: Command, idOrPrefix: string): CliError {
+  const list = followUp(command).command("keys list");
+  // An in-memory database was created empty for this command: there is nothing to list.
+  return new CliError(`No API key matches ${JSON.stringify(idOrPrefix)}${list ? `; see \`${list}\` for ids and prefixes` : " (the database is in memory and empty)"}`);
 }

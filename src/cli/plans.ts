@@ -5,6 +5,7 @@ import { PLAN_LIMITS } from "../services/types.js";
 import type { Plan } from "../services/types.js";
 import type { PlanInput } from "../services/types.js";
 import { CliError, cliActor, emit, withServices } from "./context.js";
+import { followUp, shellWord } from "./follow-up.js";
 import { formatTable, formatTimestamp } from "../views/text.js";
 import { parseEurosOption, parseWholeNumber } from "./options.js";
 import { formatMoney } from "../views/money.js";
@@ -99,7 +100,7 @@ export function registerPlansCommands(program: Command): void {
         json: planView(plan),
         text: () =>
           `Created plan ${plan.id} (${plan.name}): ${describePlan(plan)}.\n` +
-          `Put an account on it with: judge accounts set-plan <account id> ${plan.name}`,
+          followUp(command).line("Put an account on it with:", `accounts set-plan <account id> ${shellWord(plan.name)}`),
       });
     });
 

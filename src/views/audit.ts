@@ -77,8 +77,9 @@ export function formatAuditEntries(entries: readonly AuditEntry[]): string {
   );
 }
 
-export function formatAdminTokens(records: readonly AdminTokenRecord[]): string {
-  if (records.length === 0) return "No admin tokens. Create one with: judge admins create --name <name>";
+/** `createHint`: how to create one, as a command the reader can copy (the CLI's follow-up.ts). */
+export function formatAdminTokens(records: readonly AdminTokenRecord[], createHint = "Create one with: npx judge admins create --name <name>"): string {
+  if (records.length === 0) return `No admin tokens. ${createHint}`;
   return formatTable(
     ["ID", "NAME", "PREFIX", "CREATED", "LAST USED", "STATUS"],
     records.map((record) => [
