@@ -17,7 +17,7 @@ type DocumentConfig = Parameters<OpenAPIHono<AppEnv>["getOpenAPI31Document"]>[0]
  * revalidate with If-None-Match (304, no body).
  */
 export function serveOpenApiDocument(app: OpenAPIHono<AppEnv>, path: string, config: DocumentConfig): void {
-  let built: { bytes: Uint8Array; etag: string } | undefined;
+  let built: { bytes: Uint8Array<ArrayBuffer>; etag: string } | undefined;
   app.get(path, (c) => {
     built ??= build(app, config);
     if (matches(c.req.header("if-none-match"), built.etag)) return c.body(null, 304, { etag: built.etag });
@@ -25,7 +25,7 @@ export function serveOpenApiDocument(app: OpenAPIHono<AppEnv>, path: string, con
   });
 }
 
-function build(app: OpenAPIHono<AppEnv>, config: DocumentConfig): { bytes: Uint8Array; etag: string } {
+function build(app: OpenAPIHono<AppEnv>, config: DocumentConfig): { bytes: Uint8Array<ArrayBuffer>; etag: string } {
   const bytes = new TextEncoder().encode(JSON.stringify(app.getOpenAPI31Document(config)));
   return { bytes, etag: `"${createHash("sha256").update(bytes).digest("base64url").slice(0, 27)}"` };
 }
