@@ -3,6 +3,7 @@ import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from "node:net";
 import { ApiError, ERROR_STATUS, type ErrorCode } from "../errors.js";
 import type { Logger } from "../logger.js";
+import { keepHalfOpenConnections } from "./half-close.js";
 import { newRequestId } from "./request-id.js";
 
 /**
@@ -63,6 +64,8 @@ export async function startHttpServer(fetch: Fetch, options: HttpServerOptions):
       connectionsCheckingInterval: Math.min(1_000, Math.ceil(options.headersTimeoutMs / 4)),
     },
   }) as Server;
+  // A client that half-closes once its request is sent still reads: it gets its answer.
+  keepHalfOpenConnections(server);
   // First, so the header is set before the app's listener can answer (it may do so synchronously).
   server.prependListener("request", (_request: IncomingMessage, response: ServerResponse) => {
     responses.add();
@@ -161,6 +164,8 @@ function describe(error: NodeJS.ErrnoException, options: HttpServerOptions, head
       return { code: "headers_too_large", message: "the request line and headers are larger than 16 KB" };
     case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
       return { code: "body_too_large", message: "the chunk extensions of the body are larger than 16 KB" };
+    case "HPE_INVALID_EOF_STATE":
+      return { code: "malformed_request", message: "the client ended its sending side before the request was whole" };
     default: {
       // llhttp's reason ("Invalid method encountered"), never the bytes the client sent.
       const reason = (error as { reason?: string }).reason ?? error.code ?? "unreadable";
