@@ -6,6 +6,8 @@ import { startFakeJudgeServer, type FakeJudgeServer } from "../testing/fake-judg
 import { CELL_COLOURS } from "./html.js";
 import { goldIndex, predictedIndex } from "./metrics.js";
 import { cell, EVIL_DATASET, foreignMarkup, EVIL_OPTION, EVIL_QUESTION, evilDataset, tableOf, tablesOf, unescapeHtml, variedReply } from "./report-test-helpers.js";
+import type { QualityFigures } from "./quality.js";
+import { formatEvalText } from "./report.js";
 import { runEvaluation, type EvalChecks, type EvalResult } from "./run-eval.js";
 
 /**
@@ -62,6 +64,28 @@ describe("report.html", () => {
       else expect(at("Level MAE")).toBe("-");
     }
     expect(Number(cell(table, "overall", "Answers"))).toBe(result.records.length);
+  });
+
+  it("has the terminal's quality table, the prior's figure beside each of the judge's, as summary.json's quality holds them", () => {
+    const table = tableOf(html, "quality");
+    expect(table.headers, show(table)).toEqual(["Type", "Answers of", ...["Accuracy", "Macro-F1", "ECE(10)", "Brier", "NLL"].flatMap((h) => [h, "prior"])]);
+    const scaled = `${result.quality.folds}-fold T`;
+    expect(result.quality.folds, "the dataset has enough items for the default folds").toBe(5);
+    expect(table.rows.map((r) => `${r[0]} / ${r[1]}`)).toEqual(GROUPS.flatMap((g) => [`${g} / judge`, `${g} / ${scaled}`]));
+    const figures = (q: QualityFigures) => [q.accuracy, q.macroF1, q.ece, q.brier, q.nll];
+    const terminal = formatEvalText(result, { dataset: EVIL_DATASET, url: server.url }, []).split("\n").map((line) => line.trim().split(/\s{2,}/));
+    for (const group of GROUPS) {
+      const { model, prior, kFold } = result.quality.byType[group]!;
+      for (const [name, judged] of [["judge", model], [scaled, kFold]] as const) {
+        const row = table.rows.find((r) => r[0] === group && r[1] === name)!;
+        figures(judged).forEach((value, i) => expectFigure(row[2 + 2 * i], value, `${group} ${name} ${table.headers[2 + 2 * i]}`));
+        figures(prior).forEach((value, i) => expectFigure(row[3 + 2 * i], value, `${group} ${name}: the prior's ${table.headers[2 + 2 * i]}`));
+      }
+      // The terminal prints the same figures: the judge's row, then the prior's and the scaled judge's under it.
+      const at = terminal.findIndex((cells) => cells[0] === group && cells[1] === "judge");
+      const html = (name: string, odd: number) => table.rows.find((r) => r[0] === group && r[1] === name)!.slice(2).filter((_, i) => i % 2 === odd);
+      expect(terminal.slice(at, at + 3), group).toEqual([[group, "judge", ...html("judge", 0)], ["prior", ...html("judge", 1)], [scaled, ...html(scaled, 0)]]);
+    }
   });
 
   it("has the coverage thresholds: one row per group and error rate", () => {
@@ -158,7 +182,8 @@ describe("report.html", () => {
   it("says so when no check ran and there are no choice questions, instead of empty tables", async () => {
     const items = parseDataset(JSON.stringify({ questions: { holds: { type: "noul", instructions: "x" } }, gold: { holds: true } }), "one.jsonl");
     const plain = evalReportHtml(await evaluate(items, {}), { dataset: "one.jsonl", url: server.url });
-    expect([...tablesOf(plain).keys()], plain).toEqual(["metrics", "coverage", "bins-overall", "bins-noul"]);
+    expect([...tablesOf(plain).keys()], plain).toEqual(["metrics", "coverage", "quality", "bins-overall", "bins-noul"]);
+    expect(plain, "one of each, in the singular").toMatch(/1 item, 1 answer · 1 request, \d+ input tokens/);
     expect(plain).toMatch(/No robustness check ran/);
     expect(plain).toMatch(/no choice questions/);
   });

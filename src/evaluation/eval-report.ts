@@ -2,12 +2,13 @@ import type { Confusion, ConfusionTable } from "./confusion.js";
 import { esc, figure, legend, page, table, type Cell } from "./html.js";
 import type { MetricSummary } from "./metrics.js";
 import { diagramSize, reliabilitySvg } from "./reliability.js";
-import { GROUPS, metricsRows, n4, pct, ROBUSTNESS_HEADERS, robustnessChecks, sensitivityCells, type EvalContext } from "./report.js";
+import { GROUPS, kFoldName, metricsRows, n4, pct, plural, QUALITY_HEADERS, qualityFigures, ROBUSTNESS_HEADERS, robustnessChecks, sensitivityCells, type EvalContext } from "./report.js";
 import type { EvalResult } from "./run-eval.js";
 
 /**
- * `judge eval`'s report.html: the metrics, coverage, robustness and confusion tables, and a
- * reliability diagram per type with its bins as a table. Every figure comes from the result
+ * `judge eval`'s report.html: the metrics, coverage, quality (against the prior, and k-fold
+ * calibrated), robustness and confusion tables, and a reliability diagram per type with its bins
+ * as a table. Every figure comes from the result
  * that summary.json holds, rendered by the same row builders as the terminal text.
  */
 
@@ -17,10 +18,12 @@ export function evalReportHtml(result: EvalResult, context: EvalContext): string
     `<h1>judge eval</h1>`,
     `<p>Dataset <code>${esc(context.dataset)}</code> · server <code>${esc(context.url)}</code> · model <code>${esc(result.models.join(", "))}</code>` +
       `${result.debias ? ` · x_debias <code>${esc(result.debias)}</code>` : ""}<br>` +
-      `${result.items} items, ${answers} answers · ${result.usage.requests} requests, ${result.usage.input_tokens} input tokens</p>`,
+      `${plural(result.items, "item")}, ${plural(answers, "answer")} · ${plural(result.usage.requests, "request")}, ${plural(result.usage.input_tokens, "input token")}</p>`,
     result.models.length > 1 ? `<p class="note">Warning: the server answered as several models; the figures mix them.</p>` : "",
     `<h2>Metrics</h2>`,
     metricsSection(result),
+    `<h2>Against the prior, and calibrated</h2>`,
+    qualitySection(result),
     `<h2>Robustness</h2>`,
     robustnessSection(result),
     `<h2>Choice questions: confusion</h2>`,
@@ -57,6 +60,30 @@ the error of the expected level. Lower is better for all but accuracy and covera
     coverage.length === 0
       ? ""
       : table("coverage", "Where to draw the line: automate answers whose confidence is at least the threshold", ["Type", "Allowed error rate", "Coverage", "Answers automated", "Threshold", "Error rate among them"], coverage),
+  ].join("\n");
+}
+
+/**
+ * The terminal's quality table, each figure with the prior's beside it: the judge as it answered,
+ * then temperature-scaled out of fold, each row against the same prior.
+ */
+function qualitySection(result: EvalResult): string {
+  const { folds, seed } = result.quality;
+  const scaled = kFoldName(result);
+  const beside = (figures: string[], prior: string[]) => figures.flatMap((figure, i) => [figure, prior[i]]);
+  const rows = qualityFigures(result).flatMap(({ group, judge, prior, kFold }) => [
+    [group, "judge", ...beside(judge, prior)],
+    [group, scaled, ...beside(kFold, prior)],
+  ]);
+  const headers = ["Type", "Answers of", ...QUALITY_HEADERS.flatMap((name) => [name, "prior"])];
+  return [
+    table("quality", "The judge beside the prior baseline, as it answered and calibrated out of fold", headers, rows),
+    `<p>Prior: a judge that answers every question with its labels' frequencies in this dataset (knowing them favours it
+slightly); a judge that does not beat it has learnt nothing from the states. ${esc(scaled)}: every answer
+temperature-scaled per question type with temperatures fitted on the other folds only (${folds} folds dealt by item, seed
+${seed}): what calibrating (<code>judge calibrate</code>) may be expected to gain on answers it was not fitted on. Scaling
+moves no top label, so accuracy and macro-F1 stay as they are. ECE(10): the top label's, over 10 equal-width bins (the metrics table's ECE uses 15). Lower is better for
+all but accuracy and macro-F1. summary.json holds the same figures under <code>quality</code>, with each fold's temperatures.</p>`,
   ].join("\n");
 }
 

@@ -27,7 +27,7 @@ table{border-collapse:collapse;margin:.4em 0 1.2em}
 caption{text-align:left;font-weight:bold;padding:.2em 0}
 th,td{border:1px solid #ccc;padding:.2em .6em;white-space:nowrap}
 th{text-align:left}
-thead th{vertical-align:bottom}
+thead th{vertical-align:bottom;white-space:normal}
 .num{text-align:right;font-variant-numeric:tabular-nums}
 ${Object.entries(CELL_COLOURS).map(([name, c]) => `.${name}{background:${c.background}}`).join("\n")}
 .legend{margin:.2em 0 1em}
@@ -35,6 +35,7 @@ ${Object.entries(CELL_COLOURS).map(([name, c]) => `.${name}{background:${c.backg
 .swatch{display:inline-block;width:1em;height:1em;vertical-align:-.15em;margin-right:.35em;border:1px solid #999}
 .figures{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,26em),1fr));gap:0 2.5em}
 figure{margin:.5em 0 1em}
+.figures table{font-size:.85em}
 figure svg{display:block;width:100%;height:auto}
 figcaption{font-size:.9em;color:#555}
 code{font-size:.95em}

@@ -40,7 +40,7 @@ describe("reliability diagram", () => {
   it("draws one group per non-empty bin, with its count written and its numbers in a tooltip, and nothing for empty bins", () => {
     const bins = [...svg.matchAll(/<g class="bin"><title>([^<]*)<\/title>([\s\S]*?)<\/g>/g)];
     expect(bins, svg).toHaveLength(2);
-    expect(bins[0][1]).toContain("[0.53, 0.6): 1 answers (33.3%), mean confidence 0.550, share right 1.000");
+    expect(bins[0][1]).toContain("[0.53, 0.6): 1 answer (33.3%), mean confidence 0.550, share right 1.000");
     expect(bins[1][1]).toContain("2 answers (66.7%), mean confidence 0.900, share right 0.500");
     expect(bins.map((b) => /<text[^>]*>(\d+)<\/text>/.exec(b[2])?.[1])).toEqual(["1", "2"]);
   });
@@ -83,7 +83,7 @@ describe("reliability diagram", () => {
     expect(width).toBe(2 * diagramSize(1).width);
     expect(two.match(/<g class="legend">/g)).toHaveLength(1);
     expect(two.match(/<g transform="translate\(\d+ 0\)">/g)).toEqual(["<g transform=\"translate(0 0)\">", `<g transform="translate(${width / 2} 0)">`]);
-    expect(two).toContain("calibrated · ECE 0.1234 · 1 answers");
+    expect(two).toContain("calibrated · ECE 0.1234 · 1 answer");
   });
 
   it("writes only finite coordinates, inside the viewBox, also when every bin is empty", () => {

@@ -1,4 +1,5 @@
 import type { ReliabilityBin } from "./metrics.js";
+import { plural } from "./report.js";
 
 /**
  * Reliability diagrams as standalone SVG: for each confidence bin, a bar up to the share of
@@ -82,7 +83,7 @@ export function reliabilitySvg(title: string, panels: readonly ReliabilityPanel[
 function panelShapes(panel: ReliabilityPanel): string {
   const total = answersIn(panel.bins);
   const maxCount = Math.max(1, ...panel.bins.map((b) => b.count));
-  const heading = `${panel.name} · ECE ${Number.isFinite(panel.ece) ? panel.ece.toFixed(4) : "-"} · ${total} answers`;
+  const heading = `${panel.name} · ECE ${Number.isFinite(panel.ece) ? panel.ece.toFixed(4) : "-"} · ${plural(total, "answer")}`;
   return [
     `<text x="${LEFT}" y="38" fill="${INK.text}">${escapeXml(fit(heading, PANEL_WIDTH - LEFT - 4, 11))}</text>`,
     axes(),
@@ -125,7 +126,7 @@ function binShapes(bin: ReliabilityBin, total: number, maxCount: number): string
   const left = x(bin.lower) + 1;
   const width = round((bin.upper - bin.lower) * PLOT - 2);
   const tip =
-    `[${f(bin.lower)}, ${f(bin.upper)}): ${bin.count} answers (${((100 * bin.count) / total).toFixed(1)}%), ` +
+    `[${f(bin.lower)}, ${f(bin.upper)}): ${plural(bin.count, "answer")} (${((100 * bin.count) / total).toFixed(1)}%), ` +
     `mean confidence ${conf.toFixed(3)}, share right ${right.toFixed(3)}`;
   const stripHeight = round((bin.count / maxCount) * (STRIP_BASE - STRIP_TOP - 13));
   const { right: bar, confidence, answers } = SERIES;

@@ -34,7 +34,8 @@ beforeAll(async () => {
   server.url = judge.url;
   const evalOut = join(dir, "eval");
   const calibrateOut = join(dir, "calibrate");
-  await evalCommand(dataset, { ...server, out: evalOut, errorRates: [0.1], seed: 1, checks: { order: "shuffle", ids: true } }, io);
+  // The command's default error rates: the metrics table as wide as a user gets it.
+  await evalCommand(dataset, { ...server, out: evalOut, errorRates: [0.01, 0.05, 0.1], seed: 1, checks: { order: "shuffle", ids: true } }, io);
   await calibrateCommand(dataset, { ...server, out: calibrateOut, profile: join(dir, "profile.json"), holdout: 0.3, seed: 1, minBucket: 5, dryRun: false }, io);
   Object.assign(files, {
     eval: join(evalOut, "report.html"),
@@ -151,6 +152,31 @@ describe("the reports in a browser", () => {
     await open(files.eval);
     const cellColours = await page.evaluate(() => [...new Set([...document.querySelectorAll("td")].map((td) => getComputedStyle(td).backgroundColor))].length);
     expect(cellColours, "the check above saw coloured cells: plain, right and wrong").toBe(3);
+  });
+
+  it("at 1280 and 1024 px every table fits its box, no cell cut or scrolled out of view; screenshots saved", async () => {
+    const shots = mkdtempSync(join(tmpdir(), "report-screenshots-"));
+    console.info(`report screenshots: ${shots}`);
+    for (const width of [1280, 1024]) {
+      await page.setViewportSize({ width, height: 900 });
+      for (const [name, file] of [["eval", files.eval], ["calibrate", files.calibrate]]) {
+        await open(file);
+        // The tables folded away too (the diagrams' bins), opened as a reader would.
+        await page.evaluate(() => document.querySelectorAll("details").forEach((details) => (details.open = true)));
+        const shot = join(shots, `${name}-${width}.png`);
+        await page.screenshot({ path: shot, fullPage: true });
+        const wide = await page.evaluate(() =>
+          [...document.querySelectorAll("table")]
+            .filter((table) => table.checkVisibility())
+            .flatMap((table) => {
+              const box = table.parentElement!.getBoundingClientRect();
+              const cut = [...table.querySelectorAll("th, td")].filter((c) => c.getBoundingClientRect().right > box.right + 0.5 || c.scrollWidth > c.clientWidth + 1);
+              return cut.length === 0 ? [] : [`#${table.id}: ${cut.length} cells past its ${Math.round(box.width)}px box, first "${cut[0].textContent}"`];
+            }),
+        );
+        expect(wide, `${name} at ${width}px (${shot})`).toEqual([]);
+      }
+    }
   });
 
   it("runs nothing, and reads at phone width without sideways scrolling outside the tables' scroll boxes", async () => {

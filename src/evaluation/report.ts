@@ -1,5 +1,6 @@
 import { formatTable } from "../views/text.js";
 import type { SummaryByType } from "./metrics.js";
+import type { QualityFigures } from "./quality.js";
 import type { SensitivitySummary } from "./robustness.js";
 import type { CalibrateResult, CompactByType } from "./run-calibrate.js";
 import type { TemperatureFit } from "./temperature.js";
@@ -15,6 +16,8 @@ import type { EvalResult } from "./run-eval.js";
 export const GROUPS = ["overall", "choice", "noul", "score"] as const;
 export const n4 = (x: number) => x.toFixed(4);
 export const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+/** "1 request", "90 requests". */
+export const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
 
 export interface EvalContext {
   dataset: string;
@@ -66,9 +69,9 @@ function robustnessTable(result: EvalResult): string | undefined {
 
 export function formatEvalText(result: EvalResult, context: EvalContext, written: string[]): string {
   const lines = [
-    `Evaluated ${result.items} items (${result.metrics.overall?.answers ?? 0} answers) from ${context.dataset} ` +
+    `Evaluated ${plural(result.items, "item")} (${plural(result.metrics.overall?.answers ?? 0, "answer")}) from ${context.dataset} ` +
       `against ${context.url}, model ${result.models.join(", ")}${result.debias ? `, x_debias ${result.debias}` : ""}: ` +
-      `${result.usage.requests} requests, ${result.usage.input_tokens} input tokens.`,
+      `${plural(result.usage.requests, "request")}, ${plural(result.usage.input_tokens, "input token")}.`,
     "",
     metricsTable(result.metrics),
   ];
@@ -80,20 +83,27 @@ export function formatEvalText(result: EvalResult, context: EvalContext, written
   return lines.join("\n");
 }
 
+export const QUALITY_HEADERS = ["Accuracy", "Macro-F1", "ECE(10)", "Brier", "NLL"];
+export const qualityCells = (q: QualityFigures) => [n4(q.accuracy), n4(q.macroF1), n4(q.ece), n4(q.brier), n4(q.nll)];
+
+/** Each group's quality figures (summary.json's `quality`): the judge's, the prior baseline's and the k-fold scaled judge's. */
+export function qualityFigures(result: EvalResult): { group: (typeof GROUPS)[number]; judge: string[]; prior: string[]; kFold: string[] }[] {
+  return GROUPS.flatMap((group) => {
+    const row = result.quality.byType[group];
+    return row ? [{ group, judge: qualityCells(row.model), prior: qualityCells(row.prior), kFold: qualityCells(row.kFold) }] : [];
+  });
+}
+
+export const kFoldName = (result: EvalResult) => `${result.quality.folds}-fold T`;
+
 /** The judge against the prior baseline and after k-fold temperature scaling (ECE: top label, 10 bins). */
 function qualityTable(result: EvalResult): string {
-  const { byType, folds } = result.quality;
-  const rows = GROUPS.flatMap((group) => {
-    const row = byType[group];
-    if (!row) return [];
-    const cells = (q: typeof row.model) => [n4(q.accuracy), n4(q.macroF1), n4(q.ece), n4(q.brier), n4(q.nll)];
-    return [
-      [group, "judge", ...cells(row.model)],
-      ["", "prior", ...cells(row.prior)],
-      ["", `${folds}-fold T`, ...cells(row.kFold)],
-    ];
-  });
-  return upperTable({ headers: ["Type", "Answers of", "Accuracy", "Macro-F1", "ECE(10)", "Brier", "NLL"], rows });
+  const rows = qualityFigures(result).flatMap(({ group, judge, prior, kFold }) => [
+    [group, "judge", ...judge],
+    ["", "prior", ...prior],
+    ["", kFoldName(result), ...kFold],
+  ]);
+  return upperTable({ headers: ["Type", "Answers of", ...QUALITY_HEADERS], rows });
 }
 
 export function formatCalibrateText(result: CalibrateResult, profile: { path: string; written: boolean }): string {
