@@ -203,7 +203,15 @@ describe("the default model (pinned)", () => {
     await answer(b.engine); // a is idle and the least recently used other than main
     expect([main.state(), a.state(), b.state()]).toEqual(["loaded", "unloaded", "loaded"]);
     await expect(answer(big.engine)).rejects.toThrow(/can never fit max_loaded_mb=500 beside the default model "main" \(300 MB\), which stays loaded/);
-    expect([main.state(), b.state(), big.state()]).toEqual(["loaded", "loaded", "unloaded"]);
+    expect([main.state(), b.state(), big.state()]).toEqual(["loaded", "loaded", "failed"]);
     expect(log).toEqual(["create main", "create a", "close a", "create b"]);
+  });
+
+  it("that does not fit the bound even alone fails to load, saying so", async () => {
+    const main = model([], "main", loadBudget(100), { memoryMb: 300, pinned: true });
+    await main.engine.ready;
+    await expect(answer(main.engine)).rejects.toThrow(/^model "main" \(300 MB\) can never fit max_loaded_mb=100; raise max_loaded_mb$/);
+    expect(main.state()).toBe("failed");
+    expect(await main.engine.status()).toEqual({ state: "failed", detail: 'model "main" (300 MB) can never fit max_loaded_mb=100; raise max_loaded_mb' });
   });
 });

@@ -131,9 +131,16 @@ export function createKeepAlive(options: KeepAliveOptions): { engine: JudgmentEn
       const kept = others.filter((l) => l.pinned);
       if (sum(kept, memoryMb) > maxMb) {
         const names = kept.map((l) => `"${l.id}" (${l.memoryMb} MB)`).join(", ");
-        throw new EngineUnavailableError(`model "${id}" (${memoryMb} MB) can never fit max_loaded_mb=${maxMb} beside the default model ${names}, which stays loaded; raise max_loaded_mb`);
+        const beside = kept.length > 0 ? ` beside the default model ${names}, which stays loaded` : "";
+        // Not a moment's refusal: the model is failed (in /health too) until the bound changes.
+        failure = `model "${id}" (${memoryMb} MB) can never fit max_loaded_mb=${maxMb}${beside}; raise max_loaded_mb`;
+        state = "failed";
+        throw new EngineUnavailableError(failure);
       }
-      throw new EngineUnavailableError(`model "${id}" (${memoryMb} MB) does not fit max_loaded_mb=${maxMb} beside the models loading or answering now; retry shortly`);
+      const refusal = `model "${id}" (${memoryMb} MB) does not fit max_loaded_mb=${maxMb} beside the models loading or answering now; retry shortly`;
+      // The default is what /health answers for: not loaded and not loadable now is a failure there.
+      if (pinned) [state, failure] = ["failed", refusal];
+      throw new EngineUnavailableError(refusal);
     }
     const victims: Loaded[] = [];
     for (const l of idle) {
