@@ -124,6 +124,26 @@ describe("shutting down on a signal", () => {
     expect(JSON.parse(warning ?? "{}"), running.stderr()).toMatchObject({ level: "warn", count: 1 });
   });
 
+  it("takes the signal again within 2 s as the same stop (a wrapper's copy of it), and once more after that as an order to exit at once, 1", async () => {
+    const running = await startProcess(30_000);
+    const hanging = judge("hang").catch(() => undefined);
+    await untilHeld(COST_MICRO, running);
+    const signalled = Date.now();
+    let exited = false;
+    void running.exited.then(() => (exited = true));
+    child!.kill("SIGINT");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    child!.kill("SIGTERM");
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(exited, `still waiting for the request in flight\n${running.stderr()}`).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, signalled + 2_300 - Date.now()));
+    child!.kill("SIGINT");
+    const { code, at } = await running.exited;
+    expect(code, running.stderr()).toBe(1);
+    expect(at - signalled, running.stderr()).toBeLessThan(2_300 + 4_000);
+    await hanging;
+  });
+
   it("exits 0 at once on SIGINT when nothing is in flight", async () => {
     const running = await startProcess(10_000);
     const signalled = Date.now();

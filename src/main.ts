@@ -293,8 +293,16 @@ function printModelHelp(detail: string): void {
 }
 
 /**
- * Serves until SIGINT or SIGTERM, then shuts down gracefully and exits 0; a second signal exits
- * at once. A start that fails prints one line and exits 1, whichever entry point called it.
+ * A repeat of the signal within this long is the same stop, not a second one: on Ctrl-C the
+ * terminal signals the whole group and npm (`npm start`) passes its copy on too, and under npx
+ * bin/judge.js signals itself when the shell between them dies.
+ */
+const SIGNAL_ECHO_MS = 2_000;
+
+/**
+ * Serves until SIGINT or SIGTERM, then shuts down gracefully and exits 0; another signal, once
+ * SIGNAL_ECHO_MS have passed, exits at once. A start that fails prints one line and exits 1,
+ * whichever entry point called it.
  */
 export async function serveUntilSignalled(config: Config, options: StartOptions = {}): Promise<void> {
   let running: RunningService;
@@ -304,10 +312,13 @@ export async function serveUntilSignalled(config: Config, options: StartOptions 
     // Exits rather than returning: a model still loading in the background would keep the process alive.
     failStart(error);
   }
-  let stopping = false;
+  let stoppingSince: number | undefined;
   const shutdown = () => {
-    if (stopping) process.exit(1);
-    stopping = true;
+    if (stoppingSince !== undefined) {
+      if (Date.now() - stoppingSince >= SIGNAL_ECHO_MS) process.exit(1);
+      return;
+    }
+    stoppingSince = Date.now();
     void running.close().then(
       () => process.exit(0),
       (error: unknown) => {

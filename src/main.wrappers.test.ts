@@ -73,8 +73,12 @@ interface Stopped {
   output: string;
 }
 
-/** Starts `command args` in a group of its own, waits for a healthy server, SIGTERMs the wrapper's pid alone. */
-async function startAndTerminate(command: string, args: string[]): Promise<Stopped> {
+/**
+ * Starts `command args` in a group of its own, waits for a healthy server, then signals it: a
+ * SIGTERM to the wrapper's pid alone (as a supervisor sends it), or Ctrl-C (a SIGINT to the whole
+ * group, as a terminal sends it).
+ */
+async function startAndStop(command: string, args: string[], how: "SIGTERM" | "Ctrl-C" = "SIGTERM"): Promise<Stopped> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const settings = {
@@ -105,7 +109,8 @@ async function startAndTerminate(command: string, args: string[]): Promise<Stopp
   const tree = members(group);
   expect(tree.length, context()).toBeGreaterThan(1);
 
-  process.kill(wrapper.pid!, "SIGTERM");
+  if (how === "SIGTERM") process.kill(wrapper.pid!, "SIGTERM");
+  else process.kill(-group, "SIGINT");
   await until("the wrapper did not exit", () => exit !== undefined, 20_000, context);
   await until("processes of the tree were left", () => members(group!).length === 0, 20_000, context);
   await until("the output pipes were not closed", () => closed, 5_000, context);
@@ -115,13 +120,13 @@ async function startAndTerminate(command: string, args: string[]): Promise<Stopp
 
 describe("a SIGTERM to the wrapper a user types stops the server", () => {
   it("npm start: the server stops, and npm exits with its status", async () => {
-    const { exit, output } = await startAndTerminate("npm", ["start"]);
+    const { exit, output } = await startAndStop("npm", ["start"]);
     expect(output).toMatch(/"message":"stopped"/);
     expect(exit, output).toBe("status 0");
   });
 
   it("npm run judge -- serve: the server stops, and npm exits with its status", async () => {
-    const { exit, output } = await startAndTerminate("npm", ["run", "judge", "--", "serve"]);
+    const { exit, output } = await startAndStop("npm", ["run", "judge", "--", "serve"]);
     expect(output).toMatch(/"message":"stopped"/);
     expect(exit, output).toBe("status 0");
   });
@@ -129,7 +134,21 @@ describe("a SIGTERM to the wrapper a user types stops the server", () => {
   it("npx judge serve: the server stops as on its own SIGTERM, though npx exits at once", async () => {
     // npx's child is a shell that runs the bin and dies of the signal; npx then ends itself by
     // the same signal without waiting. The server sees its parent go and stops as signalled.
-    const { output } = await startAndTerminate("npx", ["judge", "serve"]);
+    const { output } = await startAndStop("npx", ["judge", "serve"]);
     expect(output).toMatch(/"message":"stopped"/);
+  });
+});
+
+describe("Ctrl-C on the wrapper a user types stops the server once, gracefully", () => {
+  // The server gets the terminal's SIGINT and then the wrapper's copy (npm passes it on; under
+  // npx, bin/judge.js signals itself once the shell has died): one stop, not a forced exit 1.
+  it.each([
+    ["npm start", "npm", ["start"], "status 0"],
+    ["npm run judge -- serve", "npm", ["run", "judge", "--", "serve"], "status 0"],
+    ["npx judge serve", "npx", ["judge", "serve"], "SIGINT"],
+  ])("%s", async (_name, command, args, wrapperExit) => {
+    const { exit, output } = await startAndStop(command, args, "Ctrl-C");
+    expect(output).toMatch(/"message":"stopped"/);
+    expect(exit, output).toBe(wrapperExit);
   });
 });
