@@ -69,7 +69,7 @@ function keyRow(key) {
       ];
   return el(
     "tr",
-    { className: key.revoked_at ? "revoked" : expired(key) ? "expired" : "" },
+    { className: key.revoked_at ? "revoked" : "" },
     el("td", {}, el("code", {}, `${key.prefix}…`)),
     el("td", { className: "text" }, key.name ?? ""),
     el("td", { className: "number", attrs: { "data-testid": `key-spend-${key.prefix}` } }, spend(key)),
