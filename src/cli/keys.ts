@@ -107,7 +107,7 @@ export function registerKeysCommands(program: Command): void {
     .option("--name <name>", "label to recognise the key by, e.g. where it is used")
     .option("--rpm <n>", "the key's own requests per minute, on top of the plan's limit")
     .option("--budget <euros>", "the most the key may ever charge to the balance, e.g. 5.00 (402 once reached)")
-    .option("--expires <when>", "expiry: 2026-12-31 (midnight UTC) or 2026-12-31T18:00:00Z (401 after it)")
+    .option("--expires <when>", "expiry, in the future: 2026-12-31 (midnight UTC) or 2026-12-31T18:00:00Z (401 after it)")
     .action(async (options: { account: string; name?: string } & LimitOptions, command: Command) => {
       const { name: _none, ...limits } = limitChanges(options, false);
       const created = await withServices(command, (services) =>
