@@ -1,10 +1,11 @@
 import { serve } from "@hono/node-server";
-import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { ApiError, ERROR_STATUS, type ErrorCode } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { keepHalfOpenConnections } from "./half-close.js";
 import { newRequestId } from "./request-id.js";
+import { boundSockets, SOCKET_LIMITS, type BoundedListener, type SocketLimits, type SocketStats } from "./socket-bounds.js";
 
 /**
  * The Node HTTP server under the app: how long a client may take to send a request, what a
@@ -20,6 +21,8 @@ export interface HttpServerOptions {
   log: Logger;
   /** Told of each request the server refuses before any route (its 408, 431 or 400), for the metrics. */
   onRefused?: (status: number) => void;
+  /** What one connection may make the server hold (socket-bounds.ts); SOCKET_LIMITS unless given. */
+  socketLimits?: SocketLimits;
 }
 
 export interface HttpServer {
@@ -31,6 +34,8 @@ export interface HttpServer {
    * hold is released, nothing is charged); resolves once their handlers have finished.
    */
   shutdown(graceMs: number): Promise<{ aborted: number }>;
+  /** The most any one connection has had in flight, waiting and buffered, and those closed for it. */
+  socketStats(): SocketStats;
 }
 
 type Fetch = (request: Request, env: { incoming: IncomingMessage; outgoing: ServerResponse }) => Response | Promise<Response>;
@@ -45,6 +50,12 @@ export async function startHttpServer(fetch: Fetch, options: HttpServerOptions):
   const handlers = new Counter();
   const responses = new Counter();
   let closing = false;
+  let bounded: BoundedListener | undefined;
+  const onStart = (_request: IncomingMessage, response: ServerResponse) => {
+    responses.add();
+    // A keep-alive client would otherwise send its next request into a server that is stopping.
+    if (closing) response.setHeader("connection", "close");
+  };
   const server = serve({
     fetch: async (request, env) => {
       handlers.add();
@@ -63,22 +74,21 @@ export async function startHttpServer(fetch: Fetch, options: HttpServerOptions):
       // Node checks both only this often (30 s by default, which made a 60 s limit take 90 s).
       connectionsCheckingInterval: Math.min(1_000, Math.ceil(options.headersTimeoutMs / 4)),
     },
+    // Every request goes through the per-connection bounds before the app sees it.
+    createServer: ((serverOptions: object, app: RequestListener) => {
+      bounded = boundSockets(app, options.socketLimits ?? SOCKET_LIMITS, { onStart, onSettled: () => responses.remove() });
+      return createServer(serverOptions, bounded.listener);
+    }) as typeof createServer,
   }) as Server;
   // A client that half-closes once its request is sent still reads: it gets its answer.
   keepHalfOpenConnections(server);
-  // First, so the header is set before the app's listener can answer (it may do so synchronously).
-  server.prependListener("request", (_request: IncomingMessage, response: ServerResponse) => {
-    responses.add();
-    // A keep-alive client would otherwise send its next request into a server that is stopping.
-    if (closing) response.setHeader("connection", "close");
-    response.once("close", () => responses.remove());
-  });
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => answerClientError(error, socket, options));
   const port = await listening(server);
 
   return {
     server,
     port,
+    socketStats: () => bounded!.stats(),
     async shutdown(graceMs) {
       closing = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
