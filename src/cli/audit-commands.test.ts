@@ -92,4 +92,35 @@ describe("judge audit list", () => {
     expectOneLineUserError(await judge("audit", "list", "--limit", "0"), /--limit must be a whole number/);
     expectOneLineUserError(await judge("audit", "list", "--account", "acct_nope"), /No account with id acct_nope/);
   });
+
+  it("describes amounts as euros, instants as UTC times and cleared limits as none, by readable names; --json keeps the recorded values", async () => {
+    const expires = Date.UTC(2099, 11, 31);
+    await judgeOk("plans", "create", "--name", "pro", "--rpm", "1200", "--allowance", "1000", "--price", "0.05");
+    await judgeOk("plans", "update", "pro", "--price", "2.5");
+    const { id } = await judgeJson<{ id: string }>("accounts", "create", "--name", "Acme", "--plan", "pro");
+    await judgeOk("balance", "top-up", "--account", id, "--amount", "12.345678", "--note", "paid by card");
+    await judgeOk("balance", "adjust", "--account", id, "--amount", "-0.50", "--note", "oops");
+    const key = await judgeJson<{ record: { id: string; prefix: string } }>(
+      "keys", "create", "--account", id, "--name", "ci", "--rpm", "1200", "--budget", "5", "--expires", "2099-12-31",
+    );
+    await judgeOk("keys", "update", key.record.id, "--rpm", "none", "--budget", "none", "--expires", "never");
+
+    const text = await judgeOk("audit", "list");
+    const details = (action: string) => text.split("\n").find((line) => line.includes(`  ${action}  `)) ?? text;
+    expect(details("plan.create")).toContain(`name: "pro", requests per minute: 1,200, allowance questions: 1,000, price per million tokens: €0.05`);
+    expect(details("plan.update")).toContain("price per million tokens: €0.05 → €2.50");
+    expect(details("balance.top_up")).toMatch(/ledger entry: \d+, amount: €12\.345678, balance: €12\.345678, note: "paid by card"$/);
+    expect(details("balance.adjust")).toMatch(/amount: -€0\.50, balance: €11\.845678, note: "oops"$/);
+    expect(details("key.create")).toMatch(/name: "ci", prefix: "[^"]+", requests per minute: 1,200, budget: €5\.00, expires: 2099-12-31 00:00 UTC$/);
+    expect(details("key.update")).toMatch(/requests per minute: none, budget: none, expires: none$/);
+    // The raw figures (µ€ and epoch milliseconds) appear nowhere in the text.
+    for (const raw of ["12345678", "11845678", "5000000", "2500000", "50000", String(expires), "_micro", "Micro"]) expect(text).not.toContain(raw);
+
+    const json = await judgeJson<any[]>("audit", "list");
+    const recorded = (action: string) => json.find((e) => e.action === action)?.details;
+    expect(recorded("key.create")).toEqual({ name: "ci", prefix: key.record.prefix, requestsPerMinute: 1200, budgetMicro: 5_000_000, expiresAt: expires });
+    expect(recorded("key.update")).toEqual({ requests_per_minute: null, budget_micro: null, expires_at: null });
+    expect(recorded("balance.top_up")).toMatchObject({ amount_micro: 12_345_678, balance_micro: 12_345_678 });
+    expect(recorded("plan.update")).toEqual({ price_per_million: { from: 50_000, to: 2_500_000 } });
+  });
 });

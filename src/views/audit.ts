@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { AdminTokenRecord, AuditEntry } from "../services/types.js";
+import { formatMoney } from "./money.js";
 import { formatTable, formatTimestamp } from "./text.js";
 
 /** The audit log and the admin tokens, as the admin API answers and `judge … --json` prints them. */
@@ -56,15 +57,51 @@ export function adminTokenView(record: AdminTokenRecord): z.infer<typeof AdminTo
   };
 }
 
-/** `details` in one line: `from → to` pairs and fields, for the CLI's table. */
+/**
+ * What each kind of field holds, by its name as the store records it (snake_case from rows,
+ * camelCase from a key's limits). The console's audit log (src/console/audit.js) reads the same
+ * names the same way, so the CLI and the console describe one entry alike.
+ */
+const MICROS = /(_micro|Micro)$/;
+const EPOCH_MS = /(_at|At)$/;
+const PER_MILLION = "price_per_million";
+/** A key's limits: null is "no limit of its own" (store KeyLimits), which `null` would not say. */
+const LIMIT = /^(requests_per_minute|requestsPerMinute|budget_micro|budgetMicro|expires_at|expiresAt)$/;
+/** Ids and entry numbers are names, not quantities: no thousands separators. */
+const IDENTIFIER = /(^|_)(id|entry)$/;
+const LABELS: Record<string, string> = { [PER_MILLION]: "price per million tokens" };
+
+/** "budget_micro" → "budget", "requestsPerMinute" → "requests per minute", "expires_at" → "expires". */
+const label = (field: string) =>
+  LABELS[field] ?? field.replace(MICROS, "").replace(EPOCH_MS, "").replace(/([a-z])([A-Z])/g, "$1 $2").replaceAll("_", " ").toLowerCase();
+
+/** `2099-12-31 00:00 UTC`: the console's way of writing an instant. */
+const minuteUtc = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+
+/** One recorded value in words: amounts as exact euros, instants as UTC times, counts with separators, text quoted. */
+function shown(field: string, value: unknown): string {
+  if (value === null && (LIMIT.test(field) || MICROS.test(field) || EPOCH_MS.test(field))) return "none";
+  // Only whole numbers are what the store records; anything else is shown as it is rather than refused.
+  if (typeof value === "number" && Number.isSafeInteger(value)) {
+    if (MICROS.test(field) || field === PER_MILLION) return formatMoney(value);
+    if (EPOCH_MS.test(field)) return minuteUtc(value);
+    if (!IDENTIFIER.test(field)) return value.toLocaleString("en-US");
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * `details` in one line for the CLI's table: `field: from → to` for changes, `field: value`
+ * otherwise. The text is for people; `--json` keeps the recorded micro-euros and epoch milliseconds.
+ */
 export function describeDetails(details: Record<string, unknown>): string {
   return Object.entries(details)
     .map(([field, value]) => {
       if (value && typeof value === "object" && "from" in value && "to" in value) {
         const change = value as { from: unknown; to: unknown };
-        return `${field}: ${JSON.stringify(change.from)} → ${JSON.stringify(change.to)}`;
+        return `${label(field)}: ${shown(field, change.from)} → ${shown(field, change.to)}`;
       }
-      return `${field}: ${JSON.stringify(value)}`;
+      return `${label(field)}: ${shown(field, value)}`;
     })
     .join(", ");
 }
