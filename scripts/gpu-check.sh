@@ -82,7 +82,7 @@ if [ $gpu = 1 ]; then
   if [ -n "${LLAMA_CUDA_DIR:-}" ] && "$LLAMA_CUDA_DIR/llama-server" --version >/dev/null 2>&1; then
     bin="$LLAMA_CUDA_DIR/llama-server"; bench_bin="$LLAMA_CUDA_DIR/llama-bench"
   else
-    src=${LLAMA_SRC:-$(cd "$(dirname "$(scripts/build-llama-server.sh)")/../.." && pwd)}
+    src=${LLAMA_SRC:-$(cd "$(dirname "$(scripts/build-llama-server.sh)")/../src" && pwd)}
     build="$src/build-cuda"
     if [ ! -x "$build/bin/llama-server" ] || [ ! -x "$build/bin/llama-bench" ]; then
       t0=$SECONDS

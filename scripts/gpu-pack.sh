@@ -33,7 +33,7 @@ tar -c --exclude='node_modules/@node-llama-cpp/linux-arm64' --exclude='node_modu
   node_modules | xzc >.gpu/node_modules.tar.xz
 vocab=$(node --import tsx -e 'import("./src/gguf/llama-vocab-files.ts").then(async (m) => console.log((await m.llamaVocabFiles("qwen2")).gguf))')
 xzc <"$vocab" >.gpu/vocab.gguf.xz
-src=$(cd "$(dirname "$(scripts/build-llama-server.sh)")/../.." && pwd)
+src=$(cd "$(dirname "$(scripts/build-llama-server.sh)")/../src" && pwd)
 # The source without its models, docs and examples' data: what CMake reads for the two targets.
 other_backends=(); for b in blas cann et hexagon hip metal musa opencl openvino rpc sycl virtgpu vulkan webgpu zdnn zendnn; do
   other_backends+=(":(exclude)ggml/src/ggml-$b"); done

@@ -5,11 +5,14 @@ import { fileURLToPath } from "node:url";
 
 /**
  * A real llama.cpp llama-server process for tests, built from the llama.cpp source inside
- * node-llama-cpp's package (scripts/build-llama-server.sh), serving a fixture GGUF on a free port.
+ * node-llama-cpp's package and run on node-llama-cpp's own libraries
+ * (scripts/build-llama-server.sh), serving a GGUF on a free port.
  */
 export interface LlamaServerProcess {
   url: string;
   port: number;
+  /** The server's process id (its loaded CPU library: testing/cpu-library.ts). */
+  pid: number;
   /** The arguments it was started with, for assertion messages. */
   args: string[];
   /** Everything it printed (stdout and stderr), for assertion messages. */
@@ -33,7 +36,7 @@ export interface LlamaServerOptions {
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
-/** LLAMA_SERVER_BIN, or the build script's binary (instant once built; builds it otherwise, ~10 min on 2 cores). */
+/** LLAMA_SERVER_BIN, or the build script's binary (instant once built; builds it otherwise, minutes). */
 export function llamaServerBinary(): string {
   if (process.env.LLAMA_SERVER_BIN) return process.env.LLAMA_SERVER_BIN;
   const built = spawnSync(path.join(ROOT, "scripts/build-llama-server.sh"), { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
@@ -81,6 +84,7 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
   const server: LlamaServerProcess = {
     url,
     port,
+    pid: child.pid!,
     args,
     output: () => output,
     kill: () => end("SIGKILL"),

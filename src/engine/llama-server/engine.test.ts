@@ -15,13 +15,13 @@ import { maxDifference, probabilities, remoteOptions, settledStatus } from "./te
  */
 
 /**
- * Measured max |Δp| between the two engines (llama-server built by scripts/build-llama-server.sh
- * with GGML_NATIVE=ON, -fa off, one thread each): 2e-9 to 7e-8 for most cases, 3.3e-7 for 255
- * options (two-token labels renormalised over a small mass). What remains is the two builds'
- * arithmetic (node-llama-cpp loads its prebuilt CPU variant for the machine's family: icelake
- * or sapphirerapids on the machines measured); the server alone gives a cached read and a
- * fresh one bit-identical numbers (its start-up probe checks that). Flash
- * attention alone would cause ~1e-4, and reads of single tokens 3e-5 after a long state.
+ * Both engines run the same ggml libraries (scripts/build-llama-server.sh runs llama-server on
+ * node-llama-cpp's own libllama, libggml and CPU variants), so what remains is the read protocol:
+ * probabilities that travel as the server's float32 lists through JSON, lifted reads undone in
+ * double (lifted-read.ts). Measured max |Δp| (-fa off, one thread each): 1e-11 to 1e-7 for most
+ * cases, 3.2e-7 for 255 options (two-token labels renormalised over a small mass). The server
+ * alone gives a cached read and a fresh one bit-identical numbers (its start-up probe checks that).
+ * Flash attention alone would cause ~1e-4, and reads of single tokens 3e-5 after a long state.
  */
 const TOLERANCE = 1e-6;
 
