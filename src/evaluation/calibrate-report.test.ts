@@ -3,6 +3,7 @@ import type { Temperatures } from "../judgment/answers.js";
 import { calibrateReportHtml, type CalibrateContext } from "./calibrate-report.js";
 import type { JudgmentClient, JudgmentReply } from "./client.js";
 import { cell, EVIL_DATASET, EVIL_OPTION, evilDataset, foreignMarkup, tableOf, variedReplyWithLogits } from "./report-test-helpers.js";
+import { formatCalibrateText } from "./report.js";
 import { runCalibration, type CalibrateResult } from "./run-calibrate.js";
 
 /**
@@ -18,9 +19,9 @@ const COLUMNS = [["uncalibrated", "uncalibrated"], ["current profile", "current"
 /** The varied fake judge, in process (calibrate's client is tested on its own), with logits three times too sharp. */
 const client: JudgmentClient = { judge: async (body) => variedReplyWithLogits(JSON.parse(JSON.stringify(body)), "fake<&>").body as JudgmentReply };
 
-async function calibrate(current?: Temperatures): Promise<CalibrateResult> {
+async function calibrate(current?: Temperatures, items = 40, holdout = 0.3): Promise<CalibrateResult> {
   const progress = () => ({ advance() {}, finish() {} });
-  return runCalibration({ items: evilDataset(40), client, concurrency: 4, holdout: 0.3, seed: 2, minBucketAnswers: 5, currentFor: () => current, progress });
+  return runCalibration({ items: evilDataset(items), client, concurrency: 4, holdout, seed: 2, minBucketAnswers: 5, currentFor: () => current, progress });
 }
 
 const context = (written: boolean): CalibrateContext => ({ dataset: EVIL_DATASET, url: "http://127.0.0.1:1", profile: { path: "p<&>.json", written }, notes: ["a <note> & more"] });
@@ -101,5 +102,24 @@ describe("calibrate's report.html", () => {
     expect(diagrams(plain).map((panels) => panels.map((p) => p.heading.split(" · ")[0]))).toEqual(GROUPS.map(() => ["uncalibrated", "calibrated"]));
     expect(tableOf(plain, "held-out").rows).toHaveLength(2 * GROUPS.length);
     expect(plain).toContain("Not written (<code>--dry-run</code>): <code>p&lt;&amp;&gt;.json</code>");
+  });
+
+  it("counts one item and one answer in the singular, in the page and in the terminal's text", async () => {
+    // Two items, half held out: one item on each side, and one noul and one score answer held out.
+    const small = await calibrate(undefined, 2, 0.5);
+    expect(small.split, show(small.split)).toMatchObject({ fitItems: 1, fitAnswers: 5, heldOutItems: 1, heldOutAnswers: 5 });
+    const page = calibrateReportHtml(small, context(true));
+    expect(page).toContain("Fitted on 5 answers (1 item), reported on 5 held-out answers (1 item).");
+    const captions = [...page.matchAll(/<figcaption>([^<]*)<\/figcaption>/g)].map((m) => m[1].replace(/\d\.\d{4}/g, "x"));
+    expect(captions).toEqual([
+      "overall: ECE x uncalibrated, x calibrated (5 answers)",
+      "choice: ECE x uncalibrated, x calibrated (3 answers)",
+      "noul: ECE x uncalibrated, x calibrated (1 answer)",
+      "score: ECE x uncalibrated, x calibrated (1 answer)",
+    ]);
+    const text = formatCalibrateText(small, context(true).profile);
+    expect(text).toContain("Fitted on 5 answers (1 item) of model");
+    expect(text).toContain("Calibration on 5 held-out answers (1 item):");
+    expect(page + text).not.toMatch(/\b1 (answers|items)\b/);
   });
 });

@@ -1,7 +1,7 @@
 import { bucketKey } from "../judgment/calibration.js";
 import { esc, figure, page, table } from "./html.js";
 import { diagramSize, reliabilitySvg, type ReliabilityPanel } from "./reliability.js";
-import { boundNotes, foldRanges, GROUPS, n4 } from "./report.js";
+import { boundNotes, foldRanges, GROUPS, n4, plural } from "./report.js";
 import type { CalibrateResult, CompactByType } from "./run-calibrate.js";
 import type { TemperatureFit } from "./temperature.js";
 
@@ -39,11 +39,11 @@ export function calibrateDiagram(result: CalibrateResult, group: Group, title: s
 export function calibrateReportHtml(result: CalibrateResult, context: CalibrateContext): string {
   const { split } = result;
   const heldOut = result.folds
-    ? `reported on all ${split.heldOutAnswers} answers, ${result.folds.k}-fold cross-validated (each fold scored with temperatures ` +
+    ? `reported on all ${plural(split.heldOutAnswers, "answer")}, ${result.folds.k}-fold cross-validated (each fold scored with temperatures ` +
       `fitted on the other ${result.folds.k - 1}: ${esc(foldRanges(result.folds.temperatures))})`
     : split.inSample
-      ? `reported on the same ${split.fitAnswers} answers (no held-out split: <code>--holdout 0</code>)`
-      : `reported on ${split.heldOutAnswers} held-out answers (${split.heldOutItems} items)`;
+      ? `reported on the same ${plural(split.fitAnswers, "answer")} (no held-out split: <code>--holdout 0</code>)`
+      : `reported on ${plural(split.heldOutAnswers, "held-out answer")} (${plural(split.heldOutItems, "item")})`;
   const notes = [...context.notes, ...boundNotes(result)];
   const profile = context.profile.written
     ? `Wrote <code>${esc(context.profile.path)}</code> (entry <code>${esc(result.model)}</code>).`
@@ -52,7 +52,7 @@ export function calibrateReportHtml(result: CalibrateResult, context: CalibrateC
     `<h1>judge calibrate</h1>`,
     `<p>Dataset <code>${esc(context.dataset)}</code> · server <code>${esc(context.url)}</code> · model <code>${esc(result.model)}</code>` +
       `${result.debias ? ` · x_debias <code>${esc(result.debias)}</code>` : ""}<br>` +
-      `Fitted on ${split.fitAnswers} answers (${split.fitItems} items), ${heldOut}. ${profile}</p>`,
+      `Fitted on ${plural(split.fitAnswers, "answer")} (${plural(split.fitItems, "item")}), ${heldOut}. ${profile}</p>`,
     ...notes.map((note) => `<p class="note">${esc(note)}</p>`),
     `<h2>Temperatures</h2>`,
     temperaturesTable(result),
@@ -104,7 +104,7 @@ function diagrams(result: CalibrateResult): string[] {
     if (!before || !after) return [];
     // The page names the dataset and model; a diagram's own title stays short enough to fit.
     const title = `${group === "overall" ? "all" : group} answers`;
-    const caption = `${group}: ECE ${n4(before.ece)} uncalibrated, ${n4(after.ece)} calibrated (${before.answers} answers)`;
+    const caption = `${group}: ECE ${n4(before.ece)} uncalibrated, ${n4(after.ece)} calibrated (${plural(before.answers, "answer")})`;
     return [figure(calibrateDiagram(result, group, title), caption, Math.round(width * (panels === 1 ? 1.5 : 1.2)))];
   });
 }

@@ -57,6 +57,13 @@ describe("judgment client", () => {
     expect(sleeps).toEqual([375, 750, 1500]);
   });
 
+  it("with --retries 0, says it gave up after one attempt, in the singular", async () => {
+    const { client, sleeps } = await scripted(() => ({ status: 503, body: { error: "busy", code: "model_unavailable" } }), { retries: 0 });
+    const error = await client.judge(request).catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/busy \(gave up after 1 attempt\)$/);
+    expect(sleeps).toEqual([]);
+  });
+
   it("fails at once on a 400, with the server's message and code", async () => {
     const { client, server } = await scripted(() => ({ status: 400, body: { error: "questions.q.criteria: choice needs between 2 and 255 options", code: "invalid_request" } }));
     const error = (await client.judge(request).catch((e: unknown) => e)) as JudgmentRequestError;

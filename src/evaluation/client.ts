@@ -1,5 +1,6 @@
 import { endpointUrl, parseRetryAfter } from "../clients/judgment-endpoint.js";
 import type { DebiasMode } from "../judgment/debias.js";
+import { plural } from "../judgment/plural.js";
 import { mapConcurrent } from "./progress.js";
 
 /**
@@ -77,7 +78,7 @@ export function createJudgmentClient(options: ClientOptions): JudgmentClient {
       if (!outcome.retry || attempt >= retries) {
         if (!outcome.retry) throw outcome.error;
         const { message, status, code } = outcome.error;
-        throw new JudgmentRequestError(`${message} (gave up after ${attempt + 1} attempts)`, status, code);
+        throw new JudgmentRequestError(`${message} (gave up after ${plural(attempt + 1, "attempt")})`, status, code);
       }
       const delayMs = outcome.retryAfterMs ?? backoff(attempt);
       options.onRetry?.({ attempt: attempt + 1, delayMs, reason: outcome.error.message });

@@ -9,6 +9,8 @@
  * Everything is turned into one shape: a distribution over the question's labels, in order.
  */
 
+import { plural } from "../judgment/plural.js";
+
 export type QuestionType = "choice" | "noul" | "score";
 export const QUESTION_TYPES: readonly QuestionType[] = ["choice", "noul", "score"];
 
@@ -161,7 +163,7 @@ function parseGold(type: QuestionType, labels: string[], gold: unknown, at: stri
     case "score":
       if (typeof gold === "number" && Number.isInteger(gold) && gold >= 0 && gold < labels.length) return oneHot(gold);
       if (Array.isArray(gold)) {
-        if (gold.length !== labels.length) throw new LineError(`${at}: ${gold.length} probabilities for ${labels.length} levels`);
+        if (gold.length !== labels.length) throw new LineError(`${at}: ${plural(gold.length, "probability", "probabilities")} for ${plural(labels.length, "level")}`);
         return { gold: distribution(labels, Object.fromEntries(gold.map((p, i) => [String(i), p])), at), soft: true };
       }
       if (isObject(gold)) return { gold: distribution(labels, gold, at), soft: true };

@@ -127,7 +127,7 @@ describe("report.html", () => {
   it("has a confusion table per option set whose counts, recounted from the predictions, sum to the choice answers", () => {
     const confusion = [...tablesOf(html)].filter(([id]) => id.startsWith("confusion-")).map(([, t]) => t);
     expect(confusion.map((t) => t.caption), show(confusion)).toEqual([
-      expect.stringMatching(new RegExp(`^Question ${EVIL_QUESTION}, topic: 48 answers`)),
+      expect.stringMatching(new RegExp(`^Questions ${EVIL_QUESTION}, topic: 48 answers`)),
       expect.stringMatching(/^Question yesno: 24 answers/),
     ]);
     const recount = new Map<string, number>();

@@ -105,7 +105,7 @@ function confusionSection(confusion: Confusion): string {
   const tables = confusion.tables.map((t, i) => confusionTable(t, `confusion-${i + 1}`));
   const omitted = confusion.omitted.tables === 0
     ? ""
-    : `<p class="note">${confusion.omitted.tables} more option sets (${confusion.omitted.answers} answers) are not shown: too many options for a table, or beyond the first tables; predictions.jsonl has every answer.</p>`;
+    : `<p class="note">${plural(confusion.omitted.tables, "more option set")} (${plural(confusion.omitted.answers, "answer")}) ${confusion.omitted.tables === 1 ? "is" : "are"} not shown: too many options for a table, or beyond the first tables; predictions.jsonl has every answer.</p>`;
   return [
     `<p>Rows: the gold label (its most likely label when soft); columns: the label answered. One table per set of options.</p>`,
     legend(["right", "wrong"]),
@@ -124,7 +124,7 @@ function confusionTable(t: ConfusionTable, id: string): string {
   rows.push(["total", ...t.labels.map((_, j) => String(t.counts.reduce((sum, row) => sum + row[j], 0))), String(t.answers)]);
   // Many questions may share one option set; the caption names a few.
   const named = t.questions.length <= 6 ? t.questions.join(", ") : `${t.questions.slice(0, 5).join(", ")} and ${t.questions.length - 5} more`;
-  const caption = `Question ${named}: ${t.answers} answers, ${right} right (${pct(right / t.answers)})`;
+  const caption = `${t.questions.length === 1 ? "Question" : "Questions"} ${named}: ${plural(t.answers, "answer")}, ${right} right (${pct(right / t.answers)})`;
   return table(id, caption, ["gold ↓ · answered →", ...t.labels, "total"], rows);
 }
 
@@ -142,7 +142,7 @@ underneath counts the answers per bin. Each diagram's legend names its colours; 
     if (!m) continue;
     // The page names the dataset; a diagram's own title stays short enough to fit.
     const title = `${group === "overall" ? "all" : group} answers`;
-    parts.push(`<div>`, figure(evalDiagram(title, model, m), `${group}: ${m.answers} answers, ECE ${n4(m.ece)}`, width * 1.6));
+    parts.push(`<div>`, figure(evalDiagram(title, model, m), `${group}: ${plural(m.answers, "answer")}, ECE ${n4(m.ece)}`, width * 1.6));
     const bins = m.bins.filter((b) => b.count > 0);
     const rows = bins.map((b) => [
       `${b.lower.toFixed(3)}–${b.upper.toFixed(3)}`,

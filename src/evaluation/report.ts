@@ -113,12 +113,12 @@ export function formatCalibrateText(result: CalibrateResult, profile: { path: st
     (temperatures.buckets?.[type] ?? []).map((b) => `${type} with ${bucketKey(b)} labels ${t(b.temperature)}`),
   );
   const heldOut = result.folds
-    ? `${split.heldOutAnswers} answers (${split.heldOutItems} items), ${result.folds.k}-fold cross-validated: each fold scored with temperatures fitted on the other ${result.folds.k - 1}`
+    ? `${plural(split.heldOutAnswers, "answer")} (${plural(split.heldOutItems, "item")}), ${result.folds.k}-fold cross-validated: each fold scored with temperatures fitted on the other ${result.folds.k - 1}`
     : split.inSample
-      ? `the ${split.fitAnswers} answers it was fitted on (no held-out split)`
-      : `${split.heldOutAnswers} held-out answers (${split.heldOutItems} items)`;
+      ? `the ${plural(split.fitAnswers, "answer")} it was fitted on (no held-out split)`
+      : `${plural(split.heldOutAnswers, "held-out answer")} (${plural(split.heldOutItems, "item")})`;
   return [
-    `Fitted on ${split.fitAnswers} answers (${split.fitItems} items) of model ${result.model}${result.debias ? `, x_debias ${result.debias}` : ""}.`,
+    `Fitted on ${plural(split.fitAnswers, "answer")} (${plural(split.fitItems, "item")}) of model ${result.model}${result.debias ? `, x_debias ${result.debias}` : ""}.`,
     `Temperatures: choice ${t(temperatures.choice)}, noul ${t(temperatures.noul)}, score ${t(temperatures.score)}` +
       (buckets.length > 0 ? `; buckets: ${buckets.join(", ")}` : ""),
     ...(result.folds ? [`Per fold (fitted on the other folds): ${foldRanges(result.folds.temperatures)}`] : []),
