@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ERROR_STATUS, ERROR_TYPE, type ErrorCode } from "./errors.js";
 
-/** The README's error tables and the catalogue must say the same thing. */
+/** The error tables of docs/interface/errors.md and the catalogue must say the same thing, both ways. */
 
-const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+const page = readFileSync(new URL("../docs/interface/errors.md", import.meta.url), "utf8");
 
 interface Row {
   line: string;
@@ -13,17 +13,17 @@ interface Row {
   types: string[];
 }
 
-/** Rows of the README's tables that start with a status: `| 402 | \`insufficient_funds\` | \`billing_error\` | … |`. */
+/** Rows of the page's tables that start with a status: `| 402 | \`insufficient_funds\` | \`billing_error\` | … |`. */
 function documentedRows(): Row[] {
   const rows: Row[] = [];
-  for (const [line, status, codes, types] of readme.matchAll(/^\| (\d{3}) \| ([^|]*) \| ([^|]*) \|.*$/gm)) {
+  for (const [line, status, codes, types] of page.matchAll(/^\| (\d{3}) \| ([^|]*) \| ([^|]*) \|.*$/gm)) {
     const names = (cell: string) => [...cell.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
     rows.push({ line, status: Number(status), codes: names(codes), types: names(types) });
   }
   return rows;
 }
 
-describe("the README's error tables", () => {
+describe("the error tables of docs/interface/errors.md", () => {
   const rows = documentedRows();
   const show = (value: unknown) => JSON.stringify(value, null, 1);
 
@@ -50,7 +50,7 @@ describe("the README's error tables", () => {
     const listed = rows.flatMap((row) => row.codes);
     const missing = Object.keys(ERROR_STATUS).filter((code) => !listed.includes(code));
     const twice = listed.filter((code, i) => listed.indexOf(code) !== i);
-    expect({ missing, twice }, "codes missing from or repeated in README.md's error tables").toEqual({ missing: [], twice: [] });
+    expect({ missing, twice }, "codes missing from or repeated in docs/interface/errors.md's tables").toEqual({ missing: [], twice: [] });
   });
 });
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tinyFixturePath } from "./testing/fixture.js";
 
 /**
- * The README's path for a new user, through real processes: `judge serve` on an empty database,
+ * The README's first answer in five commands, through real processes: `judge serve` on an empty database,
  * keys made with the CLI, an answer over HTTP, and a clean stop.
  */
 const repoRoot = fileURLToPath(new URL("../", import.meta.url));

@@ -76,13 +76,13 @@ describe("judge eval against the real server", () => {
     for (const p of predictions) expect(p.probabilities.reduce((a: number, b: number) => a + b, 0), show(p)).toBeCloseTo(1, 9);
     // Recomputed from the per-answer file with plain formulas: the summary must agree.
     const argmax = (xs: number[]) => xs.indexOf(Math.max(...xs));
-    // Right: the top label (a tie goes to the first) is a most likely gold label (README, "Accuracy").
+    // Right: the top label (a tie goes to the first) is a most likely gold label (docs/evaluation/eval.md, "Accuracy").
     const accuracy = predictions.filter((p) => p.gold[argmax(p.probabilities)] === Math.max(...p.gold)).length / questionCount;
     const nll = predictions.reduce((sum, p) => sum - p.gold.reduce((s: number, g: number, k: number) => s + (g ? g * Math.log(Math.max(p.probabilities[k], 1e-15)) : 0), 0), 0) / questionCount;
     expect(overall.accuracy, context).toBeCloseTo(accuracy, 12);
     expect(overall.nll, context).toBeCloseTo(nll, 12);
 
-    // This server never shows ids to the model and isolates questions exactly (README).
+    // This server never shows ids to the model and isolates questions exactly (docs/concepts/answers.md).
     const { optionOrder, questionIds, interference } = summary.robustness;
     expect(optionOrder.mode).toBe("shuffle");
     expect(optionOrder.overall.compared, context).toBe(sampleItems.reduce((n, i) => n + Object.values<any>(i.questions).filter((q) => q.type === "choice").length, 0));

@@ -11,10 +11,10 @@ import { addTestAccount, startTestServer, type TestServer } from "../testing/ser
  * Both SDK ecosystems, checked for real: the public conformance suite (jevcompat 0.1.1, with its
  * official-SDK drop-in check) and the official Python SDK (typesafe-sdk 0.7.5), from PyPI, in a
  * cached virtual environment, against a running server. Every MUST passes; the SHOULDs that
- * conflict with our specification are exactly those the README lists, with its reasons.
+ * conflict with our specification are exactly those docs/interface/conformance.md lists, with its reasons.
  */
 
-/** The SHOULDs we fail on purpose (README, "The Python SDK and the conformance suite"). */
+/** The SHOULDs we fail on purpose (docs/interface/conformance.md). */
 const CONFLICTING_SHOULDS = ["noul.no-instructions", "response.extensions", "errors.reject-invalid", "errors.validation-shape"];
 
 const env = pythonSdkEnv();
@@ -44,7 +44,7 @@ async function dropin(step: string, ...args: string[]): Promise<any> {
 }
 
 describe("the Python ecosystem", () => {
-  pythonIt("jevcompat 0.1.1 with its Python SDK drop-in check: every MUST passes; the SHOULDs failed are the README's", async () => {
+  pythonIt("jevcompat 0.1.1 with its Python SDK drop-in check: every MUST passes; the SHOULDs failed are those docs/interface/conformance.md gives", async () => {
     const report = join(tmpdir(), `jevcompat-${process.pid}.json`);
     const ran = await runIn(bin, "jevcompat", ["test", server.url, "--key", server.key, "--json", report]);
     const results = JSON.parse(readFileSync(report, "utf8")).results as { id: string; level: string; status: string; reason: string }[];
@@ -55,8 +55,8 @@ describe("the Python ecosystem", () => {
     expect(results.find((r) => r.id === "dropin.sdk-python"), show(ran)).toMatchObject({ level: "MUST", status: "pass" });
     expect(failed.filter((r) => r.level === "MUST"), show(ran)).toEqual([]);
     expect(failed.map((r) => r.id).sort(), show(ran)).toEqual([...CONFLICTING_SHOULDS].sort());
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    for (const id of CONFLICTING_SHOULDS) expect(readme, `the README gives the reason for ${id}`).toContain(`\`${id}\``);
+    const page = readFileSync(new URL("../../docs/interface/conformance.md", import.meta.url), "utf8");
+    for (const id of CONFLICTING_SHOULDS) expect(page, `docs/interface/conformance.md gives the reason for ${id}`).toContain(`\`${id}\``);
   });
 
   pythonIt("typesafe-sdk reads choice (255 options), noul and score answers, and the model list", async () => {

@@ -65,7 +65,7 @@ describe("percent of the allowance used", () => {
   });
 });
 
-describe("a model's price multiplier (README \"Many models\")", () => {
+describe("a model's price multiplier (docs/engines/many-models.md)", () => {
   it.each([
     [7, 1_000_000, 250, 2], // 7 × 1 × 0.25 = 1.75 µ€, up to 2
     [7, 1_000_000, 3000, 21],

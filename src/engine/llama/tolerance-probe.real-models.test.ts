@@ -6,7 +6,7 @@ const models = availableRealModels();
 
 /**
  * On real weights the in-process engine's tolerant reads move with cache history and other
- * traffic (README "Exactness: strict and tolerant"): the start-up probe measures it, reports the
+ * traffic (docs/concepts/exactness.md): the start-up probe measures it, reports the
  * figure, and refuses to serve when it is over the bound, as the llama-server engine does.
  */
 describe.skipIf(models.length === 0).each(models)("on $name, the in-process tolerant probe", ({ file, name }) => {

@@ -11,7 +11,7 @@ import { startTestServer, type TestServer } from "../../testing/server.js";
  * the options of 8 four-option choice questions are reordered (one cyclic shift, one shuffle).
  * What holds, and is asserted: `canonical` never flips and its probabilities are bit-identical;
  * `shift` is bit-identical under the cyclic shift. The rates of `none`, and of `shift` under a
- * shuffle, are measured and printed (README, "Real models for tests and measurement").
+ * shuffle, are measured and printed (docs/measurements/2026-11-28-debias-real-models.md).
  */
 
 const STATE = {

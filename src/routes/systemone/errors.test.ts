@@ -62,7 +62,7 @@ const BAD_REQUESTS: [name: string, body: unknown, code: string][] = [
   ["score criteria as an object", ask({ type: "score", instructions: "How much?", criteria: { 0: "low", 1: "high" } }), "invalid_request"],
   ["noul criteria with an unknown key", ask({ type: "noul", instructions: "It is.", criteria: { true: "y", maybe: "m" } }), "invalid_request"],
   ["noul criteria as a string", ask({ type: "noul", instructions: "It is.", criteria: "yes" }), "invalid_request"],
-  // Required by the specification; README: "Each question … with its `instructions` (required)".
+  // Required by the specification; docs/interface/fields.md: "Each question … with its `instructions` (required)".
   ["a question without instructions", ask({ type: "noul" }), "invalid_request"],
   ["instructions as a number", ask({ ...yesNo, instructions: 42 }), "invalid_request"],
   ["instructions as a boolean", ask({ type: "noul", instructions: true }), "invalid_request"],
