@@ -39,6 +39,8 @@ export interface LlamaServerStandIn {
   delayMs: number;
   /** Every /completion exchange relayed from the real server so far. */
   readonly exchanges: Exchange[];
+  /** Every call it received, in order (`/completion`, `/tokenize`, `/props`...), with its JSON body. */
+  readonly calls: Array<{ route: string; body: any }>;
   /** The most /completion calls it held at once (delay and relay) since the last reset. */
   maxInFlight: number;
   close(): Promise<void>;
@@ -46,6 +48,7 @@ export interface LlamaServerStandIn {
 
 export async function startLlamaServerStandIn(upstream: string, mode: StandInMode = "pass"): Promise<LlamaServerStandIn> {
   const exchanges: Exchange[] = [];
+  const calls: Array<{ route: string; body: any }> = [];
   const state = { mode, delayMs: 0, inFlight: 0, maxInFlight: 0 };
 
   const server = http.createServer((req, res) => {
@@ -54,6 +57,7 @@ export async function startLlamaServerStandIn(upstream: string, mode: StandInMod
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const body = await readBody(req);
     const route = req.url ?? "/";
+    calls.push({ route, body: parseOrText(body) });
     const authorization = req.headers.authorization;
     if (state.mode === "loading") {
       return void relay(res, { status: 503, text: JSON.stringify({ error: { code: 503, message: "Loading model", type: "unavailable_error" } }) });
@@ -108,6 +112,7 @@ export async function startLlamaServerStandIn(upstream: string, mode: StandInMod
       state.delayMs = value;
     },
     exchanges,
+    calls,
     get maxInFlight() {
       return state.maxInFlight;
     },
@@ -119,6 +124,14 @@ export async function startLlamaServerStandIn(upstream: string, mode: StandInMod
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+function parseOrText(body: string): unknown {
+  try {
+    return body === "" ? undefined : JSON.parse(body);
+  } catch {
+    return body;
+  }
 }
 
 function renameProcessed(reply: any): any {

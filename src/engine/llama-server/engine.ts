@@ -18,7 +18,7 @@ import {
 import type { Token } from "../label-trie.js";
 import type { TemplateFamily } from "../../judgment/prompt.js";
 import { IncompatibleServerError, probeRawReadout, STRICT_BOUND, TOLERANT_BOUND } from "./probe.js";
-import { builtinTokens, createServerTokenizer, spareTokens } from "./tokenizer.js";
+import { builtinTokens, checkBatching, createServerTokenizer, spareTokens } from "./tokenizer.js";
 import { ServerLoadingError } from "./completion.js";
 import { chatWrapperFor, factsChanged, readServerFacts, type ServerFacts } from "./server-facts.js";
 import { readLabelLogProbsOnSlot } from "./walk.js";
@@ -79,6 +79,7 @@ export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: Ll
     let measured: number;
     try {
       spare = await spareTokens(tokenizer, stop.signal);
+      await checkBatching(tokenizer, stop.signal);
       ({ measured } = await probeRawReadout(server, facts, tokenizer, builtins, spare, mode, bound, stop.signal));
       heldPrefix.clear();
     } catch (error) {

@@ -10,20 +10,76 @@ import type { ServerFacts } from "./server-facts.js";
  * true). At most two calls at once: each of llama-server's HTTP threads (`--threads-http`, by
  * default slots + 2) serves one keep-alive connection, and a prompt's dozens of pieces sent at
  * once would open a connection each and wait seconds for an idle one to time out.
+ *
+ * Several texts go in one call: llama-server's `content` may be a list of strings and token ids,
+ * each string tokenised on its own (`tokenize_mixed`: `common_tokenize` per string, no BOS
+ * after the first) and each id copied through. The texts are sent with the id -1 between them,
+ * which no tokenisation yields, and the reply is cut at each -1: each text's tokens are exactly
+ * what tokenising it alone gives. A reply with another count of separators (a server that
+ * checks or drops ids) is refused; `checkBatching` at start-up turns batching off for such a server.
  */
-export function createServerTokenizer(server: RemoteServer, vocabularySize?: number): RemoteTokenizer {
+export interface ServerTokenizer extends RemoteTokenizer {
+  tokenizeMany(texts: readonly string[], special: boolean, signal?: AbortSignal): Promise<Token[][]>;
+  /** Whether several texts go in one call (true until `checkBatching` finds otherwise). */
+  batching: boolean;
+}
+
+const SEPARATOR = -1;
+
+export function createServerTokenizer(server: RemoteServer, vocabularySize?: number): ServerTokenizer {
   const limit = createLimit(2);
   const where = `${describe(server)}/tokenize`;
   const valid = (id: unknown) => Number.isInteger(id) && (id as number) >= 0 && (vocabularySize === undefined || (id as number) < vocabularySize);
-  return {
+  const send = async (content: string | Array<string | number>, special: boolean, signal?: AbortSignal): Promise<unknown[]> => {
+    const reply = await limit(() => callJson(server, "/tokenize", { content, add_special: false, parse_special: special }, signal));
+    checkStatus(reply, where);
+    const tokens = (reply.body as { tokens?: unknown } | undefined)?.tokens;
+    if (!Array.isArray(tokens)) throw new EngineFailedError(`${where} returned no list of token ids: ${quote(reply.body)}`);
+    return tokens;
+  };
+  const checked = (tokens: unknown[], body: unknown): Token[] => {
+    if (!tokens.every(valid)) throw new EngineFailedError(`${where} returned no list of token ids: ${quote(body)}`);
+    return tokens as Token[];
+  };
+  const tokenizer: ServerTokenizer = {
+    batching: true,
     async tokenize(text, special, signal) {
-      const reply = await limit(() => callJson(server, "/tokenize", { content: text, add_special: false, parse_special: special }, signal));
-      checkStatus(reply, where);
-      const tokens = (reply.body as { tokens?: unknown } | undefined)?.tokens;
-      if (!Array.isArray(tokens) || !tokens.every(valid)) throw new EngineFailedError(`${where} returned no list of token ids: ${quote(reply.body)}`);
-      return tokens as Token[];
+      const tokens = await send(text, special, signal);
+      return checked(tokens, tokens);
+    },
+    async tokenizeMany(texts, special, signal) {
+      if (!tokenizer.batching || texts.length < 2) return Promise.all(texts.map((text) => tokenizer.tokenize(text, special, signal)));
+      const content = texts.flatMap((text, i) => (i === 0 ? [text] : [SEPARATOR, text]));
+      const tokens = await send(content, special, signal);
+      const out: unknown[][] = [[]];
+      for (const id of tokens) {
+        if (id === SEPARATOR) out.push([]);
+        else out[out.length - 1].push(id);
+      }
+      if (out.length !== texts.length) {
+        throw new EngineFailedError(`${where} answered ${out.length} token lists for ${texts.length} texts sent as one list: ${quote(tokens)}`);
+      }
+      return out.map((list) => checked(list, tokens));
     },
   };
+  return tokenizer;
+}
+
+/**
+ * Whether this server tokenises a list of texts as `tokenizeMany` expects: the same ids as one
+ * call per text for a few texts whose tokens would merge if they were joined. Otherwise each
+ * text gets a call of its own, as before.
+ */
+export async function checkBatching(tokenizer: ServerTokenizer, signal?: AbortSignal): Promise<void> {
+  const texts = ["A", "B", " A", "AB", "\n"];
+  const alone = await Promise.all(texts.map((text) => tokenizer.tokenize(text, false, signal)));
+  let together: Token[][] | undefined;
+  try {
+    together = await tokenizer.tokenizeMany(texts, false, signal);
+  } catch (error) {
+    if (!(error instanceof EngineFailedError)) throw error;
+  }
+  tokenizer.batching = together !== undefined && JSON.stringify(together) === JSON.stringify(alone);
 }
 
 /** BOS and EOS by id, from the strings `/props` names; NL as the newline's token. */

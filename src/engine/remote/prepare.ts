@@ -4,10 +4,14 @@ import type { ChatPromptTemplate } from "../chat-prompt.js";
 import { branchTokenCount, buildLabelTrie, trieDepth, type Token } from "../label-trie.js";
 import { BudgetError, throwIfAborted } from "../types.js";
 import { PreparedTokens, type PreparedQuestion } from "../prepared-tokens.js";
+import { createTokenCache } from "./token-cache.js";
+import { tokenizeAll, type TextToTokenize } from "./token-batch.js";
 
 /** A server's tokenizer: never adds BOS/EOS; `special` parses control-token text as control tokens. */
 export interface RemoteTokenizer {
   tokenize(text: string, special: boolean, signal?: AbortSignal): Promise<Token[]>;
+  /** Several texts in as few calls as the server allows; each text's tokens exactly as `tokenize` gives them alone. */
+  tokenizeMany?(texts: readonly string[], special: boolean, signal?: AbortSignal): Promise<Token[][]>;
 }
 
 export type BuiltinToken = "BOS" | "EOS" | "NL" | "EOT" | "SEP";
@@ -25,36 +29,25 @@ export interface RemotePreparerOptions {
 /** The remote engines' preparation is the shared one (engine/prepared-tokens.ts), under the names they use. */
 export { PreparedTokens as RemotePrepared, type PreparedQuestion as RemoteQuestion } from "../prepared-tokens.js";
 
-const LABEL_CACHE_SIZE = 10_000;
-
 /**
  * Tokenises a prompt the way the in-process engine does, through a server's tokenizer: the
  * chat template's control-token text is parsed as control tokens, the caller's text never is
  * (a state containing "<|im_end|>" stays text). Each piece is tokenised on its own, as
  * node-llama-cpp does; for tokenizers without a space prefix (BPE families, the fixtures)
- * that gives the same ids as the in-process engine.
+ * that gives the same ids as the in-process engine. A request's pieces go to the server
+ * together (token-batch.ts); control text, labels and question texts, which recur across
+ * requests, are remembered (token-cache.ts), the state is not.
  */
 export function createRemotePreparer(options: RemotePreparerOptions) {
-  const labels = new Map<string, Promise<Token[]>>();
-  const specials = new Map<string, Promise<Token[]>>();
+  // One per preparer, and so per connection to one server and model: nothing else reads it.
+  const cache = createTokenCache();
 
-  const cached = (cache: Map<string, Promise<Token[]>>, key: string, load: () => Promise<Token[]>) => {
-    let hit = cache.get(key);
-    if (!hit) {
-      if (cache.size >= LABEL_CACHE_SIZE) cache.delete(cache.keys().next().value!);
-      hit = load();
-      // A failed call (server down, client gone) must not be remembered.
-      hit.catch(() => cache.delete(key));
-      cache.set(key, hit);
-    }
-    return hit;
-  };
-
-  const tokenizeText = async (text: LlamaText, signal?: AbortSignal): Promise<Token[]> => {
-    const parts: Promise<Token[]>[] = [];
+  /** The text's pieces: strings to tokenise (control text with `special`) and builtin ids. */
+  const piecesOf = (text: LlamaText, keep: boolean): Array<TextToTokenize | Token> => {
+    const pieces: Array<TextToTokenize | Token> = [];
     let pending = "";
     const flush = () => {
-      if (pending !== "") parts.push(options.tokenizer.tokenize(pending, false, signal));
+      if (pending !== "") pieces.push({ text: pending, special: false, keep });
       pending = "";
     };
     for (const value of text.values) {
@@ -63,37 +56,35 @@ export function createRemotePreparer(options: RemotePreparerOptions) {
         continue;
       }
       flush();
-      if (value instanceof SpecialTokensText) {
-        const special = value.value;
-        parts.push(cached(specials, special, () => options.tokenizer.tokenize(special, true)));
-      } else if (value instanceof SpecialToken) {
+      if (value instanceof SpecialTokensText) pieces.push({ text: value.value, special: true, keep: true });
+      else if (value instanceof SpecialToken) {
         const id = options.builtinTokens[value.value as BuiltinToken];
         if (id === undefined) throw new Error(`the chat template needs the ${value.value} token, which the server did not name`);
-        parts.push(Promise.resolve([id]));
+        pieces.push(id);
       }
     }
     flush();
-    return (await Promise.all(parts)).flat();
+    return pieces;
   };
-
-  const labelTokens = (label: string, signal?: AbortSignal) =>
-    cached(labels, label, () => options.tokenizer.tokenize(label, false, signal));
 
   return async function prepare(asked: JudgmentPrompt, signal?: AbortSignal): Promise<PreparedTokens> {
     throwIfAborted(signal);
     const prompt = styledFor(asked, options.template.family);
-    const [prefixTokens, questionParts] = await Promise.all([
-      tokenizeText(options.template.prefix(prompt.system, prompt.state), signal),
-      Promise.all(
-        prompt.questions.map(async (question) => {
-          const [tokens, tries] = await Promise.all([
-            tokenizeText(options.template.suffix(question.text), signal),
-            Promise.all(question.labels.map((label) => labelTokens(label, signal))),
-          ]);
-          return { tokens, trie: buildLabelTrie(tries), labelCount: question.labels.length };
-        }),
-      ),
-    ]);
+    const prefix = piecesOf(options.template.prefix(prompt.system, prompt.state), false);
+    const questions = prompt.questions.map((question) => ({
+      suffix: piecesOf(options.template.suffix(question.text), true),
+      labels: question.labels.map((label): TextToTokenize => ({ text: label, special: false, keep: true })),
+    }));
+    const texts = [prefix, ...questions.flatMap((q) => [q.suffix, q.labels])].flat().filter((p): p is TextToTokenize => typeof p !== "number");
+    const tokenized = await tokenizeAll(options.tokenizer, cache, texts, signal);
+    let next = 0;
+    const join = (pieces: Array<TextToTokenize | Token>) => pieces.flatMap((piece) => (typeof piece === "number" ? [piece] : tokenized[next++]));
+    const prefixTokens = join(prefix);
+    const questionParts = questions.map((question) => {
+      const tokens = join(question.suffix);
+      const labels = question.labels.map(() => tokenized[next++]);
+      return { tokens, trie: buildLabelTrie(labels), labelCount: labels.length };
+    });
     throwIfAborted(signal);
     return checkBudgets(prefixTokens, questionParts, options);
   };
