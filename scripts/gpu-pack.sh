@@ -8,7 +8,7 @@
 #   vocab.gguf.xz           the Qwen2 vocabulary the fixtures take their tokenizer from
 #   llama-src.tar.xz        the bundled llama.cpp source, for a CUDA build there
 #   llama-cuda.tar.xz       with --cuda-build DIR: a CUDA llama-server and llama-bench built here
-#                           (saves the ~4-minute build on the lease; see the README's GPU section)
+#                           (saves the ~4-minute build on the lease; see docs/benchmarks.md, scripts/gpu-check.sh)
 # Then on the device machine: scripts/gpu-device-run.sh (carry .gpu).
 #   scripts/gpu-pack.sh [--cuda-build /tmp/llama-cuda]
 set -euo pipefail

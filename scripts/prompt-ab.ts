@@ -1,7 +1,7 @@
 /**
  * Prompt and readout A/B on a real model, in process (no server, no billing): every item of a
  * `judge eval` dataset is asked with one prompt style, and the quality figures of `judge eval`
- * are printed for it (README, "Prompt and readout A/B").
+ * are printed for it (docs/evaluation/prompt-ab.md).
  *
  *   npx tsx scripts/prompt-ab.ts <model.gguf> <dataset.jsonl> <style> [--json]
  *

@@ -1,5 +1,5 @@
 /**
- * The README's quality table from `judge eval` outputs: for each predictions.jsonl given, the
+ * The quality table of docs/measurements/2026-11-28-quality-real-models.md from `judge eval` outputs: for each predictions.jsonl given, the
  * judge's figures, the prior baseline and k-fold temperature scaling (the same `quality` that
  * judge eval's summary.json holds), plus the option-order flip rate from its summary.json.
  *

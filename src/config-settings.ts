@@ -11,7 +11,7 @@ export type SettingName = keyof RawConfig;
 /** Read from the environment only. JUDGE_DB is the CLI's global --db. */
 const NO_FLAG: readonly SettingName[] = ["JUDGE_ADMIN_TOKEN", "JUDGE_ENGINE_KEY", "JUDGE_DB"];
 
-/** One line each, for `judge serve --help` (the README's tables say more). */
+/** One line each, for `judge serve --help` (docs/operations/configuration.md says more). */
 export const SETTING_HELP: Record<SettingName, string> = {
   JUDGE_HOST: "address to listen on",
   JUDGE_PORT: "port to listen on (0: any free port)",
@@ -35,7 +35,7 @@ export const SETTING_HELP: Record<SettingName, string> = {
   JUDGE_GPU: "in-process backend: auto | cuda | vulkan | metal | off",
   JUDGE_SLOTS: "in-process: states kept cached at once",
   JUDGE_MODEL: "local GGUF path or hf: URI",
-  JUDGE_MODELS: "JSON file declaring several served models (README \"Many models\")",
+  JUDGE_MODELS: "JSON file declaring several served models (docs/engines/many-models.md)",
   JUDGE_MODELS_DIR: "where downloaded models are cached",
   JUDGE_MODEL_ID: "model id reported in responses (default: the file's name)",
   JUDGE_CONTEXT_SIZE: "tokens one question may occupy",

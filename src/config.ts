@@ -9,7 +9,7 @@ import { parseModelsFile, type ModelsConfig } from "./config-models.js";
  * This module is the only place that reads `process.env`; everything else receives a `Config`.
  */
 
-/** Qwen2.5-1.5B-Instruct at Q4_K_M: see the README ("Why this default model"). */
+/** Qwen2.5-1.5B-Instruct at Q4_K_M: see docs/engines/llama.md, "The default model, and why". */
 export const DEFAULT_MODEL =
   "hf:Qwen/Qwen2.5-1.5B-Instruct-GGUF/qwen2.5-1.5b-instruct-q4_k_m.gguf";
 
@@ -41,7 +41,7 @@ const ConfigSchema = z.object({
     .optional(),
   /** Prefix of every Redis key this service writes, so deployments can share a Redis. */
   JUDGE_REDIS_PREFIX: z.string().min(1).max(100).default("judge:rl:"),
-  /** Which engine reads the probabilities: in-process llama.cpp, or a server (see the README's "Engines"). */
+  /** Which engine reads the probabilities: in-process llama.cpp, or a server (docs/engines/README.md). */
   JUDGE_ENGINE: z.enum(ENGINE_KINDS).default("llama"),
   /** The engine server's base URL (every engine but `llama`); may carry a path, e.g. an upstream's /v1 root. */
   JUDGE_ENGINE_URL: z
@@ -67,13 +67,13 @@ const ConfigSchema = z.object({
   /**
    * strict: answers independent of caching and other traffic by construction (fixed shapes, one
    * request at a time); tolerant: parallel and batched, refused at start-up when the probe
-   * measures more than JUDGE_EXACTNESS_BOUND (README "Exactness: strict and tolerant").
+   * measures more than JUDGE_EXACTNESS_BOUND (docs/concepts/exactness.md).
    * Default: strict, except tolerant for vllm and sglang (GPU servers that batch continuously).
    */
   JUDGE_EXACTNESS: z.enum(["strict", "tolerant"]).optional(),
   /**
    * The largest max |Δp| the start-up probe accepts: default 1e-3 in tolerant, 1e-9 in strict. Raising
-   * strict's is for a GPU, where fixed shapes narrow but may not close the gap (README "Exactness").
+   * strict's is for a GPU, where fixed shapes narrow but may not close the gap (docs/concepts/exactness.md).
    */
   JUDGE_EXACTNESS_BOUND: z.coerce.number().positive().max(1).optional(),
   /** In-process: which llama.cpp backend; `auto` uses a GPU when node-llama-cpp finds one. */
@@ -82,7 +82,7 @@ const ConfigSchema = z.object({
   JUDGE_SLOTS: integer(4, 1, 64),
   /** A local GGUF path or an `hf:` URI. */
   JUDGE_MODEL: z.string().min(1).default(DEFAULT_MODEL),
-  /** A JSON file declaring several served models (README "Many models"); unset, the single model of JUDGE_ENGINE/JUDGE_MODEL. */
+  /** A JSON file declaring several served models (docs/engines/many-models.md); unset, the single model of JUDGE_ENGINE/JUDGE_MODEL. */
   JUDGE_MODELS: z.string().min(1).optional(),
   /** Where downloaded models are cached. */
   JUDGE_MODELS_DIR: z.string().min(1).default("models"),
@@ -106,9 +106,9 @@ const ConfigSchema = z.object({
     .string()
     .min(24, "must be at least 24 characters (e.g. openssl rand -hex 24)")
     .optional(),
-  /** Option-order debiasing of choice questions for requests without `x_debias` (README, "Option-order debiasing"). */
+  /** Option-order debiasing of choice questions for requests without `x_debias` (docs/concepts/debiasing.md). */
   JUDGE_DEBIAS: z.enum(DEBIAS_MODES).default("none"),
-  /** The prompt's answer cues: auto (measured per chat template family) or one style for every model (README, "Prompt and readout A/B"). */
+  /** The prompt's answer cues: auto (measured per chat template family) or one style for every model (docs/evaluation/prompt-ab.md). */
   JUDGE_PROMPT_CUES: z.enum(["auto", "full", "short", "compact"]).default("auto"),
   /** Optional JSON calibration profile (temperatures per question type). */
   JUDGE_CALIBRATION: z.string().min(1).optional(),

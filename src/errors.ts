@@ -24,7 +24,7 @@ export const ERROR_STATUS = {
   invalid_request: 400,
   unknown_model: 400,
   /**
-   * The key's plan may not use the model asked for (its allowed models; README "Many models").
+   * The key's plan may not use the model asked for (its allowed models; docs/engines/many-models.md).
    * A 400, not a 403: the key is valid, and the client fixes it by asking for another model.
    */
   model_not_allowed: 400,

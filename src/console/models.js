@@ -1,7 +1,7 @@
 import { el, money, numberCell } from "./dom.js";
 
 /**
- * The period's judgments by the model that answered (README "Many models"): a small table under
+ * The period's judgments by the model that answered (docs/engines/many-models.md): a small table under
  * the usage chart, shown once the period saw more than one model (a single-model server's page
  * is unchanged). `questions` are allowance units: questions × the model's price multiplier.
  */

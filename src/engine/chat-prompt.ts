@@ -21,7 +21,7 @@ const QUESTION_MARK = "\u241EQUESTION\u241E";
  * `bosText` is the model's BOS token as text. node-llama-cpp's wrappers start with a BOS token;
  * where that token is the turn opener itself (SmolLM2: BOS is `<|im_start|>`), the prompt would
  * start with the opener twice, which neither the model's own template nor its training has, so
- * the BOS is left out there (README, "Real models for tests and measurement").
+ * the BOS is left out there (docs/development/real-models.md).
  */
 export function createChatPromptTemplate(chatWrapper: ChatWrapper, bosText?: string): ChatPromptTemplate {
   const split = (system: string, state: string) => {

@@ -2,8 +2,8 @@ import { argmax } from "../judgment/confidence.js";
 import { QUESTION_TYPES, type QuestionType } from "./dataset.js";
 
 /**
- * Quality metrics of probabilistic answers against gold distributions (definitions in the
- * README section "judge eval"). Every answer is a distribution over its labels; a hard gold
+ * Quality metrics of probabilistic answers against gold distributions (definitions in
+ * docs/evaluation/eval.md). Every answer is a distribution over its labels; a hard gold
  * label is a one-hot distribution, so hard and soft labels share one code path.
  */
 

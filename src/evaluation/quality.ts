@@ -5,7 +5,7 @@ import { fitTemperature, meanNll, type LogitRecord } from "./temperature.js";
 import { normalise } from "../judgment/answers.js";
 
 /**
- * The quality figures the README's tables quote, beyond what each answer's metrics give:
+ * The quality figures docs/measurements/2026-11-28-quality-real-models.md quotes, beyond what each answer's metrics give:
  * macro-F1, the prior baseline (a judge that always answers the label frequencies), ECE on
  * 10 equal-width bins of the top probability, and k-fold temperature scaling in which every
  * answer is scored by temperatures fitted without its item.

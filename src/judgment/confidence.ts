@@ -1,5 +1,5 @@
 /**
- * Confidence as the reference service defines it (see the README): how far the answer is from
+ * Confidence as the reference service defines it (docs/interface/choices.md): how far the answer is from
  * the least informative one, in [0, 1].
  */
 

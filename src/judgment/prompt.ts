@@ -47,8 +47,8 @@ export const SHORT_CUES_SYSTEM_TEXT =
 export const COMPACT_CUES_SYSTEM_TEXT = SYSTEM_TEXT + " Answer options and levels by their number or letters.";
 
 /**
- * How the prompt is laid out: the variants `scripts/prompt-ab.ts` compares on real models (README,
- * "Prompt and readout A/B"). The default is the one the measurements chose.
+ * How the prompt is laid out: the variants `scripts/prompt-ab.ts` compares on real models
+ * (docs/evaluation/prompt-ab.md). The default is the one the measurements chose.
  */
 export interface PromptStyle {
   /** Choice labels: letters A, B, … or digits 1…9 (letters beyond 9 options, where digits would not be one token). */
@@ -61,14 +61,14 @@ export interface PromptStyle {
    * once in the system text and ends a question with a short cue ("Answer with a number.",
    * "Yes or No?"), so asking several questions in one request costs each only its own tokens.
    * "compact" is short for choices and scores and full for statements (short statement cues
-   * cost Gemma 3 its noul quality; README, "Prompt and readout A/B").
+   * cost Gemma 3 its noul quality; docs/evaluation/prompt-ab.md).
    */
   cues: "full" | "short" | "compact";
 }
 
 /**
  * Digits: on the held-out test split, numbered options beat letters on both real models (choice
- * NLL 1.42 → 1.16 and 2.41 → 1.26; README, "Prompt and readout A/B"). Full cues: the style for a
+ * NLL 1.42 → 1.16 and 2.41 → 1.26; docs/evaluation/prompt-ab.md). Full cues: the style for a
  * chat format no measurement has covered.
  */
 export const DEFAULT_PROMPT_STYLE: PromptStyle = { choiceLabels: "digits", system: "judge", cues: "full" };
@@ -80,8 +80,8 @@ export type TemplateFamily = "chatml" | "gemma" | "other";
 export type PromptCuesSetting = "auto" | PromptStyle["cues"];
 
 /**
- * The cues the A/B chose per chat format, on dev and confirmed on the test split (README,
- * "Prompt and readout A/B"): short for ChatML (SmolLM2 overall NLL 1.102 → 1.045 dev, 1.152 →
+ * The cues the A/B chose per chat format, on dev and confirmed on the test split
+ * (docs/evaluation/prompt-ab.md): short for ChatML (SmolLM2 overall NLL 1.102 → 1.045 dev, 1.152 →
  * 1.024 test), compact for Gemma (1.113 → 1.058, 1.142 → 1.074); both also bring the economy of
  * several questions in one request to 4×. No measurement covers another format: full cues.
  */

@@ -4,7 +4,7 @@ import type { ModelUsage } from "./types.js";
 
 /**
  * An account's judgments from `start` (included) to `end` (excluded), by the model that answered
- * (README "Many models"); entries from before models were recorded have none (null).
+ * (docs/engines/many-models.md); entries from before models were recorded have none (null).
  */
 export async function usageByModel(db: Queries, accountId: string, range: { start: number; end: number }): Promise<ModelUsage[]> {
   const rows = await db

@@ -1,5 +1,5 @@
 /**
- * Many models (README "Many models"): the ledger and each hold record which model answered, and
+ * Many models (docs/engines/many-models.md): the ledger and each hold record which model answered, and
  * a plan may name the models its keys may use (a JSON array of ids; NULL: every model). Plain
  * ADD COLUMNs, the same on both engines; rows written before read NULL.
  */

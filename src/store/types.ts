@@ -30,7 +30,7 @@ export interface Plan {
   /** Micro-euros per million input tokens when a request is billed to the balance. */
   pricePerMillion: number;
   createdAt: number;
-  /** The model ids its keys may use (README "Many models"); absent: every model. */
+  /** The model ids its keys may use (docs/engines/many-models.md); absent: every model. */
   allowedModels?: string[];
 }
 

@@ -4,7 +4,7 @@ import { callJson, type RemoteServer } from "../remote/http.js";
 import { readDifference } from "../remote/read-difference.js";
 import type { ProbeRead } from "./probe.js";
 
-/** The largest max |Δp| each mode accepts at start-up (README "Exactness: strict and tolerant"). */
+/** The largest max |Δp| each mode accepts at start-up (docs/concepts/exactness.md). */
 export const STRICT_BOUND = 1e-9;
 export const TOLERANT_BOUND = 1e-3;
 

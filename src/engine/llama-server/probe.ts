@@ -15,7 +15,7 @@ export class IncompatibleServerError extends Error {
  * The largest |Δp| each mode accepts at start-up. Strict promises identical answers whatever
  * the cache and the traffic: on CPU llama-server (flash attention off) the probe measures 0,
  * so anything above rounding noise means a batch-dependent kernel (flash attention, a GPU).
- * Tolerant's default is an operator's choice written down (README "Exactness"): a GPU that
+ * Tolerant's default is an operator's choice written down (docs/concepts/exactness.md): a GPU that
  * moves answers by more than 0.1 percentage point is refused unless JUDGE_EXACTNESS_BOUND says
  * otherwise.
  */

@@ -82,7 +82,7 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
   // their tokens into shared batches (on a GPU that is where throughput comes from; on CPU prompt
   // reading is compute-bound, so it gains little), and a prefix is reused wherever it matches,
   // so answers may move with other traffic and cache history by what the kernels' batch
-  // dependence gives (README "Exactness: strict and tolerant").
+  // dependence gives (docs/concepts/exactness.md).
   const cpuQueue = createSerialQueue();
   const mode = options.exactness ?? "strict";
   const serialised = (_backend: string) => mode === "strict";

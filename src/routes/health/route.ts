@@ -18,7 +18,7 @@ const Engine = z
         backendMode: z.string().optional().openapi({ description: "The backend's own determinism setting, where it reports one." }),
       })
       .optional()
-      .openapi({ description: "The exactness contract served (README \"Exactness: strict and tolerant\"); engines without one omit it." }),
+      .openapi({ description: "The exactness contract served (docs/concepts/exactness.md); engines without one omit it." }),
   })
   .openapi("Engine", { description: "Which engine reads the probabilities, on what." });
 
