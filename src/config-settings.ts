@@ -41,7 +41,7 @@ export const SETTING_HELP: Record<SettingName, string> = {
   JUDGE_CONTEXT_SIZE: "tokens one question may occupy",
   JUDGE_MAX_QUESTIONS: "questions per request",
   JUDGE_MAX_REQUEST_TOKENS: "input tokens per request",
-  JUDGE_THREADS: "CPU threads for inference (0: llama.cpp decides)",
+  JUDGE_THREADS: "CPU threads for inference (0: one fewer than the math cores, at least 1, so a busy neighbour does not stall llama.cpp's spinning threads)",
   JUDGE_REQUEST_TIMEOUT_MS: "longest a request may wait for and use the model",
   JUDGE_RESERVATION_GRACE_MS: "how long past the request timeout a hold lives",
   JUDGE_SWEEP_INTERVAL_MS: "how often expired holds are released",

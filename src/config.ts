@@ -93,7 +93,7 @@ const ConfigSchema = z.object({
   JUDGE_MAX_QUESTIONS: integer(64, 1, 1024),
   /** Tokens one request may make the model read in total (prefix once + every question). */
   JUDGE_MAX_REQUEST_TOKENS: integer(16384, 256, 1_048_576),
-  /** CPU threads for inference; 0 lets llama.cpp decide. */
+  /** CPU threads for inference; 0: one fewer than the math cores, at least one. */
   JUDGE_THREADS: integer(0, 0, 512),
   /** Longest a request may wait for and use the model; past it, 502 and nothing is charged. */
   JUDGE_REQUEST_TIMEOUT_MS: integer(30_000, 100, 3_600_000),

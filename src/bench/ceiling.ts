@@ -17,11 +17,11 @@ export interface RawReader {
 /** The server engine's context size; grown only for longer prompts. */
 const CONTEXT_SIZE = 8192;
 
-/** `threads` 0 means the machine's math cores, as the server's JUDGE_THREADS=0 does. */
+/** `threads` 0 means one fewer than the math cores (at least one), as the server's JUDGE_THREADS=0 does. */
 export async function openRawReader(modelPath: string, options: { threads?: number } = {}): Promise<RawReader> {
   const llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
   const model = await llama.loadModel({ modelPath });
-  const threads = options.threads || llama.cpuMathCores;
+  const threads = options.threads || Math.max(1, llama.cpuMathCores - 1);
   let context: LlamaContext | undefined;
   let sequence: LlamaContextSequence | undefined;
 
@@ -31,7 +31,7 @@ export async function openRawReader(modelPath: string, options: { threads?: numb
     const contextSize = Math.min(model.trainContextSize, Math.max(CONTEXT_SIZE, length));
     if (length > contextSize) throw new RangeError(`${length} tokens do not fit the model's context of ${contextSize}`);
     // The engine's settings: flash attention off (it is off in the server for exactness) and
-    // one thread per math core (more oversubscribes small machines).
+    // its default threads (more oversubscribes small machines).
     context = await model.createContext({ contextSize, sequences: 1, threads, flashAttention: false });
     sequence = context.getSequence();
     await sequence.controlledEvaluate(model.tokenize("warm up") as Token[]);

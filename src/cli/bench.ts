@@ -54,7 +54,7 @@ export function registerBenchCommand(program: Command): void {
     .option("--warmup <n>", "unmeasured requests before each phase (default: one per client)", arg((v) => parseInteger(v, 0)))
     .option("--seed <n>", "seed of the generated requests", arg((v) => parseInteger(v, 0)), 1)
     .option("--model <path.gguf>", "the server's model file on this machine, to measure the raw reading ceiling")
-    .option("--threads <n>", "threads for the ceiling (0: the math cores, as the server's default)", arg((v) => parseInteger(v, 0, 512)), 0)
+    .option("--threads <n>", "threads for the ceiling (0: the server's default, one fewer than the math cores)", arg((v) => parseInteger(v, 0, 512)), 0)
     .option("--ceiling-reads <n>", "raw reads per ceiling sample", arg((v) => parseInteger(v, 1, 1000)), 3)
     .option("--no-reuse", "skip the phase that repeats one state (prefix reuse)")
     .option(

@@ -50,9 +50,7 @@ export async function loadModel(settings: LoadSettings, report: (detail: string)
     // i.e. 4 slots of 8192 tokens take 0.4 GB and 0.9 GB.
     contextSize: settings.contextSize,
     sequences: settings.slots,
-    // node-llama-cpp's own default oversubscribes small machines (4+ threads on 2 cores runs
-    // ~7x slower as llama.cpp's threads spin against each other), so default to the math cores.
-    threads: settings.threads === 0 ? llama.cpuMathCores : settings.threads,
+    threads: settings.threads === 0 ? defaultThreads(llama.cpuMathCores) : settings.threads,
     // llama.cpp's CPU flash attention accumulates in f16 and its result depends on how tokens
     // are batched (~1e-3 in logits): a cached prefix would then answer differently from a
     // fresh one. Without it, batches of two or more tokens give identical logits however they
@@ -101,6 +99,20 @@ async function openLlama(gpu: LlamaGpu): Promise<Llama> {
     throw new Error(unusable(`node-llama-cpp offered ${llama.gpu || "cpu"}`));
   }
   return llama;
+}
+
+/**
+ * JUDGE_THREADS=0: one thread fewer than the math cores, at least one. llama.cpp's threads spin
+ * at every barrier of a decode, so when another process takes a core a thread of ours waits for
+ * is descheduled and every other thread spins until it runs again: on 2 cores beside a load of
+ * ~1.3 cores, 2 threads answered 2.6× slower than on a quiet machine and 1.4× slower than 1
+ * thread, which did not slow down at all (scripts/bench-contention.sh, docs/measurements/
+ * 2026-12-02-threads-under-contention.md). The core left over also serves the service's own
+ * event loop (HTTP, JSON, the database). In process there is no polling setting to turn off
+ * (node-llama-cpp gives ggml no thread pool of its own), so the thread count is the only lever.
+ */
+export function defaultThreads(mathCores: number): number {
+  return Math.max(1, mathCores - 1);
 }
 
 /** The BOS token as text (special tokens spelled out), for createChatPromptTemplate. */
