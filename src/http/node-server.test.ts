@@ -90,6 +90,12 @@ describe("the HTTP server under the app", () => {
     });
   }
 
+  it("answers CONNECT (a tunnel request) with 404 not_found instead of dropping the connection", async () => {
+    const response = await rawExchange(server.port, { chunks: ["CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"] });
+    const body = expectJsonRefusal(response, 404, "not_found");
+    expect(body.error, show(response)).toContain("CONNECT example.com:443");
+  });
+
   it("keeps serving well-formed requests afterwards", async () => {
     const response = await fetch(`${server.url}/health`);
     expect(response.status, await response.clone().text()).toBe(200);

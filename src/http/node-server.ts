@@ -4,6 +4,7 @@ import type { Socket } from "node:net";
 import { ApiError, ERROR_STATUS, type ErrorCode } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { keepHalfOpenConnections } from "./half-close.js";
+import { routeNotFound } from "./not-found.js";
 import { newRequestId } from "./request-id.js";
 import { boundSockets, SOCKET_LIMITS, type BoundedListener, type SocketLimits, type SocketStats } from "./socket-bounds.js";
 
@@ -83,6 +84,12 @@ export async function startHttpServer(fetch: Fetch, options: HttpServerOptions):
   // A client that half-closes once its request is sent still reads: it gets its answer.
   keepHalfOpenConnections(server);
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => answerClientError(error, socket, options));
+  // Node hands CONNECT (a proxy's tunnel request) to this event and, with no listener, drops the
+  // socket without a word; no route here tunnels, so it gets the 404 any unknown route gets.
+  server.on("connect", (request: IncomingMessage, socket: Socket) => {
+    const refusal = routeNotFound("CONNECT", request.url ?? "");
+    writeRefusal(socket, refusal.code, refusal.message, "CONNECT", options);
+  });
   const port = await listening(server);
 
   return {
@@ -145,10 +152,15 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket, options
     return;
   }
   const refusal = describe(error, options, inFlight !== undefined);
+  writeRefusal(socket, refusal.code, refusal.message, error.code, options);
+}
+
+/** An error answer written straight to the socket, for requests that never reach the app. */
+function writeRefusal(socket: Socket, code: ErrorCode, message: string, reason: string | undefined, options: HttpServerOptions): void {
   const id = newRequestId();
-  const body = JSON.stringify(new ApiError(refusal.code, refusal.message).body());
-  const status = ERROR_STATUS[refusal.code];
-  options.log.info("request refused by the HTTP server", { request_id: id, status, code: refusal.code, reason: error.code });
+  const body = JSON.stringify(new ApiError(code, message).body());
+  const status = ERROR_STATUS[code];
+  options.log.info("request refused by the HTTP server", { request_id: id, status, code, reason });
   options.onRefused?.(status);
   const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}`,
