@@ -25,7 +25,7 @@ import { parseArgs } from "node:util";
 import { createBenchClient } from "../src/bench/http-client.js";
 import { runLoad } from "../src/bench/load.js";
 import { summarizeLatencies } from "../src/bench/stats.js";
-import { loadConfig } from "../src/config.js";
+import { loadConfig } from "../src/config/environment.js";
 import type { JudgmentEngine } from "../src/engine/types.js";
 import { start } from "../src/main.js";
 import { buildServices } from "../src/services/build.js";

@@ -30,6 +30,7 @@ const INJECTED: { name: string; file: string; code: string; says: RegExp }[] = [
   { name: "globalThis.process.env", file: "engine/factory.ts", code: "export const x = globalThis.process.env.X;", says: /reads the environment/ },
   { name: "destructured from process", file: "http/incoming.ts", code: "const { env: e } = process;\nexport const x = e.X;", says: /reads the environment/ },
   { name: "process under another name", file: "limits/types.ts", code: "const p = process;\nexport const x = p.env.X;", says: /reads the environment/ },
+  { name: "another config module reading the environment", file: "config/models-file.ts", code: "export const x = process.env.X;", says: /reads the environment \(only config\/environment\.ts may\)/ },
   { name: "a namespace import of node:process", file: "money/periods.ts", code: 'import * as proc from "node:process";\nexport const x = proc.env.X;', says: /reads the environment/ },
   { name: "a tool reaching the store by dynamic import", file: "evaluation/client.ts", code: 'export const load = () => import("../store/store.js");', says: /tools may not import store/ },
   { name: "a tool requiring a database driver", file: "bench/stats.ts", code: 'const pg = require("pg");', says: /pg is for store only/ },

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { dirname, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { checkLayers, environmentReads, isTest, LAYER_OF, MAY_IMPORT, sourceFiles } from "./testing/layers.js";
+import { checkLayers, ENVIRONMENT_READER, environmentReads, isTest, LAYER_OF, MAY_IMPORT, sourceFiles } from "./testing/layers.js";
 
 /**
  * The house's layers, enforced on the tree (the rules are in src/testing/layers.ts; the
@@ -22,13 +22,13 @@ describe("layering", () => {
     expect(files.length).toBeGreaterThan(300);
   });
 
-  it("no file imports a layer above it or a package its layer may not use, and only config.ts reads the environment", () => {
+  it("no file imports a layer above it or a package its layer may not use, and only config/environment.ts reads the environment", () => {
     const violations = checkLayers(SRC, files);
     expect(violations, violations.join("\n")).toEqual([]);
   });
 
-  it("config.ts, the one reader of the environment, does read it (so the detector looks at real code)", () => {
-    const path = `${SRC}/config.ts`;
+  it(`${ENVIRONMENT_READER}, the one reader of the environment, does read it (so the detector looks at real code)`, () => {
+    const path = `${SRC}/${ENVIRONMENT_READER}`;
     expect(environmentReads(path, readFileSync(path, "utf8")).length).toBeGreaterThan(0);
   });
 });

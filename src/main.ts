@@ -1,7 +1,8 @@
 import { serve, type ServerType } from "@hono/node-server";
 import { fileURLToPath } from "node:url";
 import { buildApp } from "./app.js";
-import { loadConfig, type Config } from "./config.js";
+import { loadConfig } from "./config/environment.js";
+import type { Config } from "./config/types.js";
 import { buildMetricsApp } from "./routes/metrics/route.js";
 import { temperaturesFor } from "./judgment/calibration.js";
 import { loadCalibrationFile } from "./services/calibration-file.js";

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { userInfo } from "node:os";
-import { loadConfig, type Config } from "../config.js";
+import { loadConfig } from "../config/environment.js";
+import type { Config } from "../config/types.js";
 import { buildServices, type Services } from "../services/build.js";
 import type { AccountSummary } from "../services/accounts.js";
 import type { AdminActor } from "../services/types.js";

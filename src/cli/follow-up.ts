@@ -14,7 +14,7 @@ export interface FollowUp {
   line(lead: string, args: string): string;
 }
 
-/** What a plain `npx judge` opens (config.ts's default JUDGE_DB): no --db needed to reach it. */
+/** What a plain `npx judge` opens (the schema's default JUDGE_DB, config/schema.ts): no --db needed to reach it. */
 const DEFAULT_DB = "data/judge.db";
 
 export const IN_MEMORY_NOTE = "The database is in memory (:memory:): it is gone when this command exits, so no later command can reach what it held.";

@@ -16,7 +16,7 @@ import { registerAdminsCommands } from "./admins.js";
 import { registerAuditCommands } from "./audit.js";
 import { registerBalanceCommands } from "./balance.js";
 import { registerBenchCommand } from "./bench.js";
-import { FLAG_SETTINGS, flagOf, overridesFromFlags, SETTING_HELP, settingsHelp } from "../config-settings.js";
+import { FLAG_SETTINGS, flagOf, overridesFromFlags, SETTING_HELP, settingsHelp } from "../config/help.js";
 import { oneLine } from "../views/text.js";
 import { CliError, emit, resolveConfig } from "./context.js";
 import { registerEvaluationCommands } from "./evaluation.js";

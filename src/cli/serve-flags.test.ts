@@ -4,13 +4,13 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { SETTING_NAMES, settingDefaults } from "../config.js";
-import { flagOf, FLAG_SETTINGS, overridesFromFlags } from "../config-settings.js";
+import { SETTING_NAMES, settingDefaults } from "../config/schema.js";
+import { flagOf, FLAG_SETTINGS, overridesFromFlags } from "../config/help.js";
 import { tinyFixturePath } from "../testing/fixture.js";
 import { freePort } from "../testing/instances.js";
 import { runJudge } from "./test-helpers.js";
 
-/** `judge serve --host --port --model --db …`: flags beside the environment, mapped through config.ts. */
+/** `judge serve --host --port --model --db …`: flags beside the environment, mapped through config/help.ts. */
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "judge-serve-flags-"));

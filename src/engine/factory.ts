@@ -1,4 +1,4 @@
-import type { Config } from "../config.js";
+import type { Config } from "../config/types.js";
 import { createLlamaEngine } from "./llama/engine.js";
 import { createLlamaServerEngine } from "./llama-server/engine.js";
 import type { RemoteEngineOptions } from "./remote/options.js";

@@ -1,4 +1,4 @@
-import type { Config } from "../config.js";
+import type { Config } from "../config/types.js";
 import { createDatabaseLimiter } from "../limits/database-limiter.js";
 import { createRedisLimiter } from "../limits/redis-limiter.js";
 import type { RateLimiter } from "../limits/types.js";

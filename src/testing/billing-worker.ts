@@ -7,7 +7,7 @@
  * a process takes seconds on a small machine, so one can move to another database ("open").
  */
 import { createInterface } from "node:readline";
-import { parseConfig } from "../config.js";
+import { parseConfig } from "../config/environment.js";
 import { buildServices, type Services } from "../services/build.js";
 import { InsufficientFundsError } from "../services/errors.js";
 import { payerOf } from "./billing-store.js";

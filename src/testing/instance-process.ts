@@ -4,7 +4,7 @@
  * killed. Configured by the same JUDGE_* environment as `judge serve`. Used by the
  * multi-instance test to kill an instance that is holding money.
  */
-import { loadConfig } from "../config.js";
+import { loadConfig } from "../config/environment.js";
 import { start } from "../main.js";
 import { hangingEngine } from "./hanging-engine.js";
 

@@ -1,4 +1,4 @@
-import { parseConfig } from "../config.js";
+import { parseConfig } from "../config/environment.js";
 import type { JudgmentEngine } from "../engine/types.js";
 import { start, type RunningService } from "../main.js";
 import { buildServices } from "../services/build.js";

@@ -5,7 +5,7 @@
  * signal does to requests in flight. Configured by the same JUDGE_* environment; `--close-ms N`
  * makes closing the engine take N ms (a model slow to tear down).
  */
-import { loadConfig } from "../config.js";
+import { loadConfig } from "../config/environment.js";
 import type { EngineResult, JudgmentEngine, PreparedJudgment } from "../engine/types.js";
 import { serveUntilSignalled } from "../main.js";
 

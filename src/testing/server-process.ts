@@ -8,7 +8,7 @@
  * It starts through main.ts's start() like startTestServer, without importing that (which
  * loads node-llama-cpp for the tiny model: seconds this process does not need).
  */
-import { parseConfig } from "../config.js";
+import { parseConfig } from "../config/environment.js";
 import { createLogger } from "../logger.js";
 import { start } from "../main.js";
 import { buildServices } from "../services/build.js";

@@ -1,4 +1,4 @@
-import { parseConfig } from "../config.js";
+import { parseConfig } from "../config/environment.js";
 import { createLlamaEngine } from "../engine/llama/engine.js";
 import type { JudgmentEngine } from "../engine/types.js";
 import { createLogger } from "../logger.js";

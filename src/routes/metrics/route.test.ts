@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseConfig } from "../../config.js";
+import { parseConfig } from "../../config/environment.js";
 import { start } from "../../main.js";
 import { adminCall, TINY_JUDGMENT } from "../../testing/admin-client.js";
 import { hangingEngine } from "../../testing/hanging-engine.js";

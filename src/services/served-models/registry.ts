@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import type { ModelConfig, ModelEngineConfig, ModelsConfig } from "../../config-models.js";
+import type { ModelConfig, ModelEngineConfig, ModelsConfig } from "../../config/types.js";
 import type { JudgmentEngine } from "../../engine/types.js";
 import { meterEngine, type Metrics } from "../metrics.js";
 import { createKeepAlive, loadBudget, type KeepAliveState, type LoadBudget } from "./keep-alive.js";

@@ -1,17 +1,15 @@
-import { SETTING_NAMES, settingDefaults, type RawConfig } from "./config.js";
+import { SETTING_NAMES, settingDefaults, type SettingName } from "./schema.js";
 
 /**
  * `judge serve`'s flags: one per setting, `--host` for JUDGE_HOST and so on, each mapped to its
- * JUDGE_* name and parsed by config.ts like the environment (a flag wins over the variable).
+ * JUDGE_* name and parsed by environment.ts like the environment (a flag wins over the variable).
  * The secrets have no flag: a command line is visible to every user of the machine (`ps`).
  */
-
-export type SettingName = keyof RawConfig;
 
 /** Read from the environment only. JUDGE_DB is the CLI's global --db. */
 const NO_FLAG: readonly SettingName[] = ["JUDGE_ADMIN_TOKEN", "JUDGE_ENGINE_KEY", "JUDGE_DB"];
 
-/** One line each, for `judge serve --help` (docs/operations/configuration.md says more). */
+/** One line each, for `judge serve --help`; the settings page says more (SETTING_DOCS in schema.ts). */
 export const SETTING_HELP: Record<SettingName, string> = {
   JUDGE_HOST: "address to listen on",
   JUDGE_PORT: "port to listen on (0: any free port)",

@@ -1,42 +1,12 @@
 import { z } from "zod";
-import type { Config, EngineChoice, EngineSettings } from "./config.js";
+import { ENGINE_KINDS, GPU_CHOICES, type EngineSettings, type ModelConfig, type ModelEngineConfig, type ModelsConfig } from "./types.js";
 
 /**
- * JUDGE_MODELS: the served models, read from a JSON file by config.ts. Each model is one
+ * JUDGE_MODELS: the served models, read from a JSON file by environment.ts. Each model is one
  * engine's settings laid over the global ones (JUDGE_*), so a model names only what differs.
  * Secrets never come from the file: `key_env` names the environment variable holding the key,
- * resolved here (config.ts passes the environment; nothing else reads it).
+ * resolved here (environment.ts passes the environment; nothing else reads it).
  */
-
-/** What the engine factory needs of one model: the same fields as the single-model Config. */
-export type ModelEngineConfig = Pick<
-  Config,
-  "engine" | "gpu" | "slots" | "model" | "modelsDir" | "modelId" | "contextSize" | "maxRequestTokens" | "threads"
->;
-
-export interface ModelConfig {
-  id: string;
-  /** Names a request's `model` may give instead of the id (both judging routes). */
-  aliases: string[];
-  /** price_multiplier in thousandths (1.5 → 1500): money stays integer arithmetic. */
-  multiplierMilli: number;
-  /** The model that answers when this one is down. */
-  fallback?: string;
-  /** In-process models: idle time before unloading (null: never). */
-  keepAliveMs: number | null;
-  /** In-process models: what it counts against max_loaded_mb (default: the GGUF file's size). */
-  memoryMb?: number;
-  engine: ModelEngineConfig;
-}
-
-export interface ModelsConfig {
-  /** The file's path, for messages. */
-  source: string;
-  defaultId: string;
-  /** In-process models loaded together may count at most this much (memory_mb); null: no bound. */
-  maxLoadedMb: number | null;
-  models: ModelConfig[];
-}
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$/;
 const name = z.string().regex(NAME, "must be 1-128 letters, digits or . _ : / @ - (starting with a letter or digit)");
@@ -44,52 +14,48 @@ const positiveInt = (max: number) => z.number().int().min(1).max(max);
 /** -1 (or null) keeps a model loaded forever; otherwise seconds idle before it unloads. */
 const keepAlive = z.union([z.literal(-1), z.null(), z.number().int().min(0).max(31_536_000)]);
 
-function modelSchema(kinds: readonly EngineChoice[]) {
-  return z
-    .object({
-      id: name,
-      engine: z.enum(kinds as [EngineChoice, ...EngineChoice[]]),
-      model: z.string().min(1).optional(),
-      url: z.string().regex(/^https?:\/\/[^\s]+$/, "must be an http:// or https:// URL").optional(),
-      key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable's name").optional(),
-      aliases: z.array(name).max(32).default([]),
-      price_multiplier: z
-        .number()
-        .positive()
-        .max(1000)
-        .refine((m) => Number.isInteger(Math.round(m * 1000)) && Math.abs(m * 1000 - Math.round(m * 1000)) < 1e-9, "must have at most 3 decimals")
-        .default(1),
-      default: z.boolean().optional(),
-      fallback: name.optional(),
-      keep_alive_s: keepAlive.optional(),
-      memory_mb: positiveInt(16_777_216).optional(),
-      // The kind's own settings, named like JUDGE_* without the prefix; unset ones take the global value.
-      slots: positiveInt(64).optional(),
-      gpu: z.enum(["auto", "cuda", "vulkan", "metal", "off"]).optional(),
-      context_size: z.number().int().min(256).max(131072).optional(),
-      max_request_tokens: z.number().int().min(256).max(1_048_576).optional(),
-      threads: z.number().int().min(0).max(512).optional(),
-      timeout_ms: z.number().int().min(100).max(600_000).optional(),
-      tokenizer_config: z.string().min(1).optional(),
-      exactness: z.enum(["strict", "tolerant"]).optional(),
-      exactness_bound: z.number().positive().max(1).optional(),
-      upstream_max_options: z.number().int().min(2).max(255).optional(),
-      upstream_max_levels: z.number().int().min(2).max(10).optional(),
-      upstream_max_questions: positiveInt(1024).optional(),
-    })
-    .strict();
-}
+const ModelEntrySchema = z
+  .object({
+    id: name,
+    engine: z.enum(ENGINE_KINDS),
+    model: z.string().min(1).optional(),
+    url: z.string().regex(/^https?:\/\/[^\s]+$/, "must be an http:// or https:// URL").optional(),
+    key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable's name").optional(),
+    aliases: z.array(name).max(32).default([]),
+    price_multiplier: z
+      .number()
+      .positive()
+      .max(1000)
+      .refine((m) => Number.isInteger(Math.round(m * 1000)) && Math.abs(m * 1000 - Math.round(m * 1000)) < 1e-9, "must have at most 3 decimals")
+      .default(1),
+    default: z.boolean().optional(),
+    fallback: name.optional(),
+    keep_alive_s: keepAlive.optional(),
+    memory_mb: positiveInt(16_777_216).optional(),
+    // The kind's own settings, named like JUDGE_* without the prefix; unset ones take the global value.
+    slots: positiveInt(64).optional(),
+    gpu: z.enum(GPU_CHOICES).optional(),
+    context_size: z.number().int().min(256).max(131072).optional(),
+    max_request_tokens: z.number().int().min(256).max(1_048_576).optional(),
+    threads: z.number().int().min(0).max(512).optional(),
+    timeout_ms: z.number().int().min(100).max(600_000).optional(),
+    tokenizer_config: z.string().min(1).optional(),
+    exactness: z.enum(["strict", "tolerant"]).optional(),
+    exactness_bound: z.number().positive().max(1).optional(),
+    upstream_max_options: z.number().int().min(2).max(255).optional(),
+    upstream_max_levels: z.number().int().min(2).max(10).optional(),
+    upstream_max_questions: positiveInt(1024).optional(),
+  })
+  .strict();
 
-function fileSchema(kinds: readonly EngineChoice[]) {
-  return z
-    .object({
-      default: name.optional(),
-      keep_alive_s: keepAlive.default(300),
-      max_loaded_mb: positiveInt(16_777_216).nullable().default(null),
-      models: z.array(z.unknown()).min(1, "must list at least one model"),
-    })
-    .strict();
-}
+const FileSchema = z
+  .object({
+    default: name.optional(),
+    keep_alive_s: keepAlive.default(300),
+    max_loaded_mb: positiveInt(16_777_216).nullable().default(null),
+    models: z.array(z.unknown()).min(1, "must list at least one model"),
+  })
+  .strict();
 
 /** The file's text, parsed; every problem is one line naming the model and the field. */
 export function parseModelsFile(
@@ -97,7 +63,6 @@ export function parseModelsFile(
   text: string,
   base: ModelEngineConfig,
   env: Record<string, string | undefined>,
-  kinds: readonly EngineChoice[],
 ): ModelsConfig {
   const fail = (where: string, message?: string): never => {
     throw new Error(`Invalid configuration: JUDGE_MODELS=${source}: ${where}${message === undefined ? "" : `: ${message}`}`);
@@ -108,7 +73,7 @@ export function parseModelsFile(
   } catch (error) {
     fail("not JSON", (error as Error).message);
   }
-  const file = fileSchema(kinds).safeParse(json);
+  const file = FileSchema.safeParse(json);
   if (!file.success) fail("the file", describe(file.error.issues[0]));
   const top = file.data!;
   const models: ModelConfig[] = [];
@@ -116,7 +81,7 @@ export function parseModelsFile(
   let defaultId = top.default;
   top.models.forEach((entry, index) => {
     const label = typeof (entry as { id?: unknown })?.id === "string" ? `model "${(entry as { id: string }).id}"` : `models[${index}]`;
-    const parsed = modelSchema(kinds).safeParse(entry);
+    const parsed = ModelEntrySchema.safeParse(entry);
     if (!parsed.success) fail(label, describe(parsed.error.issues[0]));
     const m = parsed.data!;
     const at = `model "${m.id}"`;
@@ -141,7 +106,7 @@ export function parseModelsFile(
   return { source, defaultId, maxLoadedMb: top.max_loaded_mb, models };
 }
 
-type ModelEntry = z.infer<ReturnType<typeof modelSchema>>;
+type ModelEntry = z.infer<typeof ModelEntrySchema>;
 
 function toModelConfig(
   m: ModelEntry,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "./config.js";
+import { parseConfig } from "./environment.js";
 
 describe("JUDGE_PROMPT_CUES", () => {
   it("is auto unless set, and takes full, short or compact", () => {

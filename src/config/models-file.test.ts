@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "./config.js";
+import { parseConfig } from "./environment.js";
 
 /** JUDGE_MODELS: the example parses; every mistake is one line naming the model and the field. */
 
