@@ -5,8 +5,8 @@ import { parseJson } from "./read-body.js";
 
 /** A state as the model reads it, from the bytes a client sent. */
 async function rendered(body: string): Promise<string> {
-  const value = parseJson(new TextEncoder().encode(body));
-  return renderValue((value as { state: unknown }).state);
+  const { value, numberTexts } = parseJson(new TextEncoder().encode(body));
+  return renderValue((value as { state: unknown }).state, numberTexts);
 }
 
 describe("numbers in a request, as the model reads them", () => {
@@ -81,7 +81,8 @@ describe("withNumberTexts", () => {
       const text = randomJson(seed);
       const parsed = JSON.parse(text);
       expect(hasNumberJsonChanges(text), text).toBe(true);
-      const rebuilt = withNumberTexts(text, parsed);
+      const { value: rebuilt, numberTexts } = withNumberTexts(text, parsed);
+      expect(numberTexts?.size, text).toBeGreaterThan(0);
       expect(rebuilt, text).not.toBe(parsed);
       // JSON.stringify walks own keys in order, "__proto__" included.
       expect(JSON.stringify(rebuilt), text).toBe(JSON.stringify(parsed));
@@ -95,7 +96,8 @@ describe("withNumberTexts", () => {
     for (let seed = 1; seed <= 500; seed++) {
       const text = randomJson(seed);
       const { state } = JSON.parse(text) as { state: unknown };
-      const ours = renderValue((withNumberTexts(text, JSON.parse(text)) as { state: unknown }).state);
+      const { value, numberTexts } = withNumberTexts(text, JSON.parse(text));
+      const ours = renderValue((value as { state: unknown }).state, numberTexts);
       expect(numbersMarked(ours), text).toBe(numbersMarked(renderValue(state)));
       if (typeof state === "object" && state !== null) expect(JSON.parse(ours), text).toEqual(state);
     }
@@ -105,6 +107,7 @@ describe("withNumberTexts", () => {
     const text = '{"a": [1, 2.5, -3, 1e+21, "1.0"], "b": {"c": 0}}';
     const parsed = JSON.parse(text);
     expect(hasNumberJsonChanges(text)).toBe(false);
-    expect(withNumberTexts(text, parsed)).toBe(parsed);
+    expect(withNumberTexts(text, parsed)).toEqual({ value: parsed });
+    expect(withNumberTexts(text, parsed).value).toBe(parsed);
   });
 });

@@ -1,18 +1,20 @@
-import { keepNumberTexts } from "../judgment/render.js";
+import type { NumberTexts } from "../judgment/render.js";
 
 /**
  * JSON.parse turns every number into a double: `1e999` becomes Infinity (rendered `null`),
  * `9007199254740993` becomes …992 and a 30-digit id loses its last digits, so the model would
  * read numbers the client never sent. For a body whose numbers all survive that (almost every
  * body) JSON.parse's value is used as is; otherwise the body is parsed again here, into the
- * same value, with each number's own text recorded beside it (see keepNumberTexts) so the
+ * same value, with each number's own text recorded beside it (see NumberTexts) so the
  * prompt shows it as written.
  *
  * `text` must already have parsed with JSON.parse and passed the nesting limit: this parser
  * trusts its syntax and recurses once per level.
  */
-export function withNumberTexts(text: string, parsed: unknown): unknown {
-  return hasNumberJsonChanges(text) ? new Parser(text).value() : parsed;
+export function withNumberTexts(text: string, parsed: unknown): { value: unknown; numberTexts?: NumberTexts } {
+  if (!hasNumberJsonChanges(text)) return { value: parsed };
+  const parser = new Parser(text);
+  return { value: parser.value(), numberTexts: parser.numberTexts };
 }
 
 /** A number whose text JSON.stringify would not give back: "1.0", "1E5", "-0", "1e999", "9007199254740993". */
@@ -63,6 +65,7 @@ function endOfNumber(text: string, start: number): number {
 /** Builds what JSON.parse builds, recording the text of each number parsing changes. */
 class Parser {
   private i = 0;
+  readonly numberTexts = new Map<object, ReadonlyMap<string, string>>();
   constructor(private readonly text: string) {}
 
   value(): unknown {
@@ -91,7 +94,7 @@ class Parser {
       Object.defineProperty(out, key, { value: this.member(texts, key), enumerable: true, writable: true, configurable: true });
     }
     this.i++;
-    if (texts.size > 0) keepNumberTexts(out, texts);
+    if (texts.size > 0) this.numberTexts.set(out, texts);
     return out;
   }
 
@@ -104,7 +107,7 @@ class Parser {
       out.push(this.member(texts, String(out.length)));
     }
     this.i++;
-    if (texts.size > 0) keepNumberTexts(out, texts);
+    if (texts.size > 0) this.numberTexts.set(out, texts);
     return out;
   }
 

@@ -3,6 +3,7 @@ import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
 import { ApiError } from "../errors.js";
 import { headerOf, nodeRequestOf } from "./incoming.js";
+import type { NumberTexts } from "../judgment/render.js";
 import { withNumberTexts } from "./json-numbers.js";
 import { holdsNul } from "./nul-bytes.js";
 
@@ -18,6 +19,8 @@ export const MAX_JSON_DEPTH = 64;
 
 export interface JsonBody {
   value: unknown;
+  /** The numbers JSON.parse would change, as the client wrote them: the request carries them to the prompt. */
+  numberTexts?: NumberTexts;
   /** SHA-256 of the body's bytes: what an Idempotency-Key's "same body" compares. */
   digest: string;
 }
@@ -34,7 +37,7 @@ export async function readJsonBody(c: Context, maxBytes = MAX_BODY_BYTES): Promi
   const bytes = incoming ? await readNodeBody(incoming, maxBytes) : await readAtMost(c.req.raw, maxBytes);
   // Hashed only when asked (a request with an Idempotency-Key): most requests never need it.
   return {
-    value: parseJson(bytes),
+    ...parseJson(bytes),
     get digest() {
       return createHash("sha256").update(bytes).digest("hex");
     },
@@ -57,7 +60,7 @@ function refuseEncoded(encoding: string | undefined): void {
 }
 
 /** The body's bytes as JSON, every number beside the text it was written as (json-numbers.ts). */
-export function parseJson(bytes: Uint8Array): unknown {
+export function parseJson(bytes: Uint8Array): { value: unknown; numberTexts?: NumberTexts } {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);

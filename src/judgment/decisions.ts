@@ -1,5 +1,5 @@
 import { keyed } from "./keyed.js";
-import { renderValue } from "./render.js";
+import { renderValue, type NumberTexts } from "./render.js";
 import type { Answer, Question } from "./schema.js";
 
 /**
@@ -83,16 +83,17 @@ export interface MappedDecisions {
   questions: Question[];
 }
 
-export function toJudgment(request: DecisionsRequest): MappedDecisions {
-  const questions = request.questions.map((question, i) => toQuestion(question, `questions[${i}]`));
-  return { state: stateOf(request.input), ids: questions.map((_, i) => `q${i + 1}`), questions };
+/** `numberTexts`: the body's numbers as written, for the pieces joined into one text here. */
+export function toJudgment(request: DecisionsRequest, numberTexts?: NumberTexts): MappedDecisions {
+  const questions = request.questions.map((question, i) => toQuestion(question, `questions[${i}]`, numberTexts));
+  return { state: stateOf(request.input, numberTexts), ids: questions.map((_, i) => `q${i + 1}`), questions };
 }
 
 /** The key a choice value has among our options: a boolean as its text. */
 export const choiceKey = (value: ChoiceValue): string => (typeof value === "boolean" ? String(value) : value);
 
-function toQuestion(question: DecisionsQuestion, where: string): Question {
-  const instructions = contentOf(question.instructions, `${where}.instructions`);
+function toQuestion(question: DecisionsQuestion, where: string, numberTexts: NumberTexts | undefined): Question {
+  const instructions = contentOf(question.instructions, `${where}.instructions`, numberTexts);
   switch (question.type) {
     case "predicate":
       return { type: "noul", instructions };
@@ -130,9 +131,9 @@ function levelText(level: DecisionsLevel): string {
 }
 
 /** The state: the input's text, or a lone JSON part's value. */
-function stateOf(input: string | readonly unknown[]): Content {
+function stateOf(input: string | readonly unknown[], numberTexts: NumberTexts | undefined): Content {
   if (typeof input === "string") return input;
-  return joined(input.flatMap((item, i) => userContent(item, `input[${i}]`)));
+  return joined(input.flatMap((item, i) => userContent(item, `input[${i}]`)), numberTexts);
 }
 
 function userContent(item: unknown, where: string): Content[] {
@@ -160,8 +161,8 @@ const OTHER_ROLES: Record<string, string> = {
 };
 
 /** Instructions: their text, or a lone JSON part's value. */
-function contentOf(content: unknown, where: string): Content {
-  return joined(pieces(content, where));
+function contentOf(content: unknown, where: string, numberTexts: NumberTexts | undefined): Content {
+  return joined(pieces(content, where), numberTexts);
 }
 
 /** A string is one piece; a list of parts gives one per part: its text, or its JSON value. */
@@ -191,9 +192,9 @@ function partValue(part: unknown, where: string): Content {
  * One piece is itself (a JSON value stays JSON, rendered like a JSON state); several are their
  * texts, joined by a blank line. None is no text.
  */
-function joined(values: Content[]): Content {
+function joined(values: Content[], numberTexts: NumberTexts | undefined): Content {
   if (values.length === 1) return values[0];
-  return values.map(renderValue).join("\n\n");
+  return values.map((value) => renderValue(value, numberTexts)).join("\n\n");
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);

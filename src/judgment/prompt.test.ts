@@ -244,3 +244,21 @@ describe("auto cues: styled where the model's template is known", () => {
     expect(promptStyleSetting("short")).toEqual({ ...DEFAULT_PROMPT_STYLE, cues: "short" });
   });
 });
+
+describe("numbers as the client wrote them", () => {
+  it("prints the request's number texts in the state, the options and the prompt styledFor rebuilds", () => {
+    const state = { n: 1 };
+    const description = { hue: 1e21 };
+    const question: Question = { type: "choice", instructions: "Which?", criteria: { a: description, b: null } };
+    const texts = new Map<object, ReadonlyMap<string, string>>([
+      [state, new Map([["n", "1.0"]])],
+      [description, new Map([["hue", "1E21"]])],
+    ]);
+    const prompt = buildPrompt(state, [question], "auto", texts);
+    expect(prompt.state).toContain('"n": 1.0');
+    expect(prompt.questions[0].text).toContain('"hue": 1E21');
+    expect(styledFor(prompt, "chatml").questions[0].text).toContain('"hue": 1E21');
+    // Without them, as JSON.stringify prints the values.
+    expect(buildPrompt(state, [question]).state).toContain('"n": 1\n');
+  });
+});

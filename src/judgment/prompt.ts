@@ -1,5 +1,5 @@
 import type { Question } from "./schema.js";
-import { renderValue } from "./render.js";
+import { renderValue, type NumberTexts } from "./render.js";
 import { choiceLabels, NOUL_LABELS, scoreLabels } from "./labels.js";
 
 /**
@@ -20,7 +20,7 @@ export interface JudgmentPrompt {
    * The request's own state and questions (still no ids), for an engine that forwards them to
    * a server rendering its own prompt (the System One gateway) rather than reading this text.
    */
-  source?: { state: unknown; questions: readonly Question[] };
+  source?: { state: unknown; questions: readonly Question[]; numberTexts?: NumberTexts };
   /** Asks the engine for label diagnostics (`x_diagnostics`); engines that cannot read them ignore it. */
   diagnostics?: boolean;
   /**
@@ -94,13 +94,18 @@ export function promptStyleFor(family: TemplateFamily | undefined, setting: Prom
 }
 
 /** `auto`: styled by the engine for its template family (see `JudgmentPrompt.auto`). */
-export function buildPrompt(state: unknown, questions: Question[], style: PromptStyle | "auto" = DEFAULT_PROMPT_STYLE): JudgmentPrompt {
+export function buildPrompt(
+  state: unknown,
+  questions: Question[],
+  style: PromptStyle | "auto" = DEFAULT_PROMPT_STYLE,
+  numberTexts?: NumberTexts,
+): JudgmentPrompt {
   const fixed = style === "auto" ? DEFAULT_PROMPT_STYLE : style;
   return {
     system: systemText(fixed),
-    state: stateSection(state),
-    questions: questions.map((q) => questionPrompt(q, fixed)),
-    source: { state, questions },
+    state: stateSection(renderValue(state, numberTexts)),
+    questions: questions.map((q) => questionPrompt(q, fixed, numberTexts)),
+    source: { state, questions, ...(numberTexts && { numberTexts }) },
     ...(style === "auto" && { auto: true }),
   };
 }
@@ -110,7 +115,7 @@ export function styledFor(prompt: JudgmentPrompt, family: TemplateFamily): Judgm
   if (!prompt.auto || !prompt.source) return prompt;
   // The state section is the same in every style, so the (possibly large) state is not rendered again.
   const style = promptStyleFor(family);
-  return { ...prompt, system: systemText(style), questions: prompt.source.questions.map((q) => questionPrompt(q, style)), auto: false };
+  return { ...prompt, system: systemText(style), questions: prompt.source.questions.map((q) => questionPrompt(q, style, prompt.source?.numberTexts)), auto: false };
 }
 
 /** What a request is built with under JUDGE_PROMPT_CUES: `auto` (styled by the engine), or one style for every model. */
@@ -125,40 +130,41 @@ function systemText(style: PromptStyle): string {
 }
 
 /** Ends with a blank line so the question's tokens start on a clean boundary. */
-function stateSection(state: unknown): string {
-  const text = renderValue(state);
+function stateSection(text: string): string {
   return `State:\n${text === "" ? "(empty)" : text}\n\n`;
 }
 
-export function questionPrompt(question: Question, style: PromptStyle = DEFAULT_PROMPT_STYLE): PromptQuestion {
+/** `numberTexts`: the request's numbers as written (see NumberTexts), printed so in its descriptions. */
+export function questionPrompt(question: Question, style: PromptStyle = DEFAULT_PROMPT_STYLE, numberTexts?: NumberTexts): PromptQuestion {
+  const render = (value: unknown) => renderValue(value, numberTexts);
   switch (question.type) {
     case "choice":
-      return choicePrompt(question.instructions, Object.entries(question.criteria), style);
+      return choicePrompt(question.instructions, Object.entries(question.criteria), style, render);
     case "noul":
-      return noulPrompt(question.instructions, question.criteria ?? {}, style);
+      return noulPrompt(question.instructions, question.criteria ?? {}, style, render);
     case "score":
-      return scorePrompt(question.instructions, question.criteria, style);
+      return scorePrompt(question.instructions, question.criteria, style, render);
   }
 }
 
-function choicePrompt(instructions: unknown, options: [string, unknown][], style: PromptStyle): PromptQuestion {
+function choicePrompt(instructions: unknown, options: [string, unknown][], style: PromptStyle, render: Render): PromptQuestion {
   const digits = style.choiceLabels === "digits" && options.length <= 9;
   const labels = digits ? options.map((_, i) => String(i + 1)) : choiceLabels(options.length);
   const lines = options.map(([key, description], i) => {
-    const text = renderValue(description);
+    const text = render(description);
     return text === "" ? `${labels[i]}. ${key}` : `${labels[i]}. ${key}: ${text}`;
   });
   const code = digits ? "number" : labels[0].length === 1 ? "letter" : "two-letter code";
   const text = style.cues !== "full"
-    ? `${renderValue(instructions)}\n${lines.join("\n")}\nAnswer with a ${code}.`
-    : `Question: ${renderValue(instructions)}\nOptions:\n${lines.join("\n")}\nAnswer with the ${code} of the best option.`;
+    ? `${render(instructions)}\n${lines.join("\n")}\nAnswer with a ${code}.`
+    : `Question: ${render(instructions)}\nOptions:\n${lines.join("\n")}\nAnswer with the ${code} of the best option.`;
   return { text, labels };
 }
 
-function noulPrompt(instructions: unknown, criteria: { true?: unknown; false?: unknown }, style: PromptStyle): PromptQuestion {
-  const ifTrue = renderValue(criteria.true);
-  const ifFalse = renderValue(criteria.false);
-  const lines = [`Statement: ${renderValue(instructions)}`];
+function noulPrompt(instructions: unknown, criteria: { true?: unknown; false?: unknown }, style: PromptStyle, render: Render): PromptQuestion {
+  const ifTrue = render(criteria.true);
+  const ifFalse = render(criteria.false);
+  const lines = [`Statement: ${render(instructions)}`];
   // The criteria read alike in every style: the decisions gateway writes them into a predicate's
   // instructions in these words (it cannot know the upstream's style), so this service upstream
   // reads what a direct request reads. Only the closing cue is short.
@@ -168,15 +174,17 @@ function noulPrompt(instructions: unknown, criteria: { true?: unknown; false?: u
   return { text: lines.join("\n"), labels: [...NOUL_LABELS] };
 }
 
-function scorePrompt(instructions: unknown, levels: unknown[], style: PromptStyle): PromptQuestion {
+type Render = (value: unknown) => string;
+
+function scorePrompt(instructions: unknown, levels: unknown[], style: PromptStyle, render: Render): PromptQuestion {
   const labels = scoreLabels(levels.length);
   const lines = levels.map((description, i) => {
-    const text = renderValue(description);
+    const text = render(description);
     return text === "" ? `${labels[i]}` : `${labels[i]}: ${text}`;
   });
   const text = style.cues !== "full"
-    ? `${renderValue(instructions)}\n${lines.join("\n")}\nAnswer with a number.`
-    : `Question: ${renderValue(instructions)}\nLevels (lowest first):\n${lines.join("\n")}\n` +
+    ? `${render(instructions)}\n${lines.join("\n")}\nAnswer with a number.`
+    : `Question: ${render(instructions)}\nLevels (lowest first):\n${lines.join("\n")}\n` +
       "Answer with the number of the level that fits best.";
   return { text, labels };
 }

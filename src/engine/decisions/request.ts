@@ -1,5 +1,5 @@
 import type { JudgmentPrompt } from "../../judgment/prompt.js";
-import { renderValue } from "../../judgment/render.js";
+import { renderValue, type NumberTexts } from "../../judgment/render.js";
 import type { Question } from "../../judgment/schema.js";
 import { BudgetError, type PreparedJudgment } from "../types.js";
 import { checkUpstreamLimits, inputTokensUpperBound, upstreamId, type UpstreamLimits } from "../systemone/upstream-request.js";
@@ -61,13 +61,13 @@ export function prepareDecisionsRequest(
   }
   checkUpstreamLimits(source.questions, { ...options.limits, questions: Number.POSITIVE_INFINITY });
   const size = options.limits.questions;
-  const input = renderValue(source.state);
+  const input = renderValue(source.state, source.numberTexts);
   const calls: DecisionsCall[] = [];
   let inputTokens = 0;
   for (let start = 0; start < source.questions.length; start += size) {
     const indices = source.questions.slice(start, start + size).map((_, k) => start + k);
     inputTokens += inputTokensUpperBound({ ...prompt, questions: indices.map((i) => prompt.questions[i]) });
-    const questions = indices.map((i) => decisionsQuestion(source.questions[i], upstreamId(i)));
+    const questions = indices.map((i) => decisionsQuestion(source.questions[i], upstreamId(i), source.numberTexts));
     calls.push({
       body: JSON.stringify({ model: options.model, input, questions: questions.map((q) => q.sent) }),
       expected: questions.map((q) => q.expected),
@@ -82,13 +82,14 @@ export function prepareDecisionsRequest(
   return new DecisionsPrepared(calls, inputTokens);
 }
 
-function decisionsQuestion(question: Question, name: string): { sent: Record<string, unknown>; expected: ExpectedDecision } {
-  const instructions = renderValue(question.instructions);
+function decisionsQuestion(question: Question, name: string, numberTexts: NumberTexts | undefined): { sent: Record<string, unknown>; expected: ExpectedDecision } {
+  const render = (value: unknown) => renderValue(value, numberTexts);
+  const instructions = render(question.instructions);
   switch (question.type) {
     case "noul": {
       const lines = [instructions];
-      const ifTrue = renderValue(question.criteria?.true);
-      const ifFalse = renderValue(question.criteria?.false);
+      const ifTrue = render(question.criteria?.true);
+      const ifFalse = render(question.criteria?.false);
       // The same words as our own prompt in every cue style (judgment/prompt.ts), so this service upstream reads the same text.
       if (ifTrue !== "") lines.push(`It holds when: ${ifTrue}`);
       if (ifFalse !== "") lines.push(`It does not hold when: ${ifFalse}`);
@@ -97,13 +98,13 @@ function decisionsQuestion(question: Question, name: string): { sent: Record<str
     case "choice": {
       const entries = Object.entries(question.criteria);
       const choices = entries.map(([value, description]) => {
-        const text = renderValue(description);
+        const text = render(description);
         return text === "" ? { value } : { value, description: text };
       });
       return { sent: { type: "choice", name, instructions, choices }, expected: { name, type: "choice", values: entries.map(([value]) => value) } };
     }
     case "score": {
-      const labels = question.criteria.map((level) => renderValue(level));
+      const labels = question.criteria.map((level) => render(level));
       const levels = labels.map((label) => ({ label }));
       return { sent: { type: "score", name, instructions, levels }, expected: { name, type: "score", values: labels } };
     }

@@ -4,6 +4,7 @@ import { authenticate } from "../../http/authenticate.js";
 import type { App } from "../../http/context.js";
 import { readJsonBody } from "../../http/read-body.js";
 import { decisionsUsage, toDecisionAnswers, toJudgment, UnsupportedDecisionError, type DecisionsQuestion } from "../../judgment/decisions.js";
+import type { NumberTexts } from "../../judgment/render.js";
 import type { Judged } from "../../services/judging/prepare.js";
 import { withDiagnostics } from "../diagnostics.js";
 import { answerQuestions, pickModel } from "../judging.js";
@@ -71,8 +72,8 @@ export function registerDecisions(app: App, deps: DecisionsDeps): void {
     const picked = pickModel(deps.models, request.model, DECISIONS_MODEL_ALIASES, c.get("caller"));
     if (!("model" in picked)) throw new ParamError(picked.code, picked.message, "model");
     const questions: readonly DecisionsQuestion[] = request.questions;
-    const mapped = mapOrRefuse(request);
-    const judgment = { ...mapped, includeLogits: false, debias: request.x_debias ?? deps.debias, diagnostics: request.x_diagnostics === true, contextual: request.x_calibration === "contextual", body };
+    const mapped = mapOrRefuse(request, body.numberTexts);
+    const judgment = { ...mapped, numberTexts: body.numberTexts, includeLogits: false, debias: request.x_debias ?? deps.debias, diagnostics: request.x_diagnostics === true, contextual: request.x_calibration === "contextual", body };
     return answerQuestions(c, deps, judgment, (judged) => JSON.stringify(responseBody(questions, judged)), picked.model);
   });
 }
@@ -86,9 +87,9 @@ function responseBody(questions: readonly DecisionsQuestion[], judged: Judged): 
   return judged.debias ? { ...body, x_debias: judged.debias } : body;
 }
 
-function mapOrRefuse(request: DecisionsRequest) {
+function mapOrRefuse(request: DecisionsRequest, numberTexts: NumberTexts | undefined) {
   try {
-    return toJudgment(request);
+    return toJudgment(request, numberTexts);
   } catch (error) {
     if (error instanceof UnsupportedDecisionError) throw new ParamError("invalid_request", error.message, error.param);
     throw error;

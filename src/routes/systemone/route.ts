@@ -74,6 +74,7 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
       debias: request.x_debias ?? deps.debias,
       diagnostics: request.x_diagnostics === true,
       contextual: request.x_calibration === "contextual",
+      numberTexts: body.numberTexts,
       body,
     };
     return answerQuestions(c, deps, judgment, (judged) => JSON.stringify(responseBody(ids, judged)), picked.model);

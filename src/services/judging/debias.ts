@@ -2,6 +2,7 @@ import { BudgetError, UpstreamLimitError, type EngineResult, type PreparedJudgme
 import { PresentationAverage, presentations, withOptionOrder, type DebiasMode } from "../../judgment/debias.js";
 import { buildPrompt, type JudgmentPrompt, type PromptStyle } from "../../judgment/prompt.js";
 import { plural } from "../../judgment/plural.js";
+import type { NumberTexts } from "../../judgment/render.js";
 import type { Question } from "../../judgment/schema.js";
 
 /**
@@ -38,6 +39,7 @@ interface Reading {
 export interface DebiasPlan {
   readonly mode: Exclude<DebiasMode, "none">;
   readonly state: unknown;
+  readonly numberTexts?: NumberTexts;
   /** Every round is built in the style the whole expansion was prepared in. */
   readonly style: PromptStyle | "auto";
   readonly expansions: readonly Expansion[];
@@ -73,6 +75,7 @@ export async function planDebiased(
   mode: DebiasPlan["mode"],
   style: PromptStyle | "auto",
   prepare: DebiasSteps["prepare"],
+  numberTexts?: NumberTexts,
 ): Promise<DebiasPlan> {
   let first = 0;
   const expansions = questions.map((question): Expansion => {
@@ -82,8 +85,8 @@ export async function planDebiased(
   });
   const owner = expansions.flatMap((e, i) => e.shown.map(() => i));
   try {
-    const prepared = await prepare(buildPrompt(state, expansions.flatMap((e) => e.shown), style));
-    return { mode, state, style, expansions, prepared };
+    const prepared = await prepare(buildPrompt(state, expansions.flatMap((e) => e.shown), style, numberTexts));
+    return { mode, state, numberTexts, style, expansions, prepared };
   } catch (error) {
     if (!(error instanceof BudgetError) && !(error instanceof UpstreamLimitError)) throw error;
     const index = error.questionIndex === undefined ? undefined : owner[error.questionIndex];
@@ -106,7 +109,7 @@ export async function judgeDebiased(plan: DebiasPlan, steps: DebiasSteps): Promi
   let round = readings.flatMap((r) => r.expansion.shown.slice(0, plan.mode === "shift" ? 2 : 1).map((_, j) => ({ r, j })));
   while (round.length > 0) {
     const shown = round.map(({ r, j }) => r.expansion.shown[j]);
-    const prepared = round.length === total ? plan.prepared : await steps.prepare(buildPrompt(plan.state, shown, plan.style));
+    const prepared = round.length === total ? plan.prepared : await steps.prepare(buildPrompt(plan.state, shown, plan.style, plan.numberTexts));
     const result = await steps.evaluate(prepared);
     roundTokens += result.inputTokens;
     timingMs += result.timingMs;

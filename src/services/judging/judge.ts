@@ -1,6 +1,7 @@
 import { EngineUnavailableError, RequestAbortedError, type JudgmentEngine } from "../../engine/types.js";
 import type { Temperatures } from "../../judgment/answers.js";
 import type { DebiasMode } from "../../judgment/debias.js";
+import type { NumberTexts } from "../../judgment/render.js";
 import type { Question } from "../../judgment/schema.js";
 import type { BillingService, IdempotencyInput, Payer } from "../billing.js";
 import { IdempotencyKeyLostError } from "../errors.js";
@@ -34,6 +35,8 @@ export interface JudgmentAsked {
   diagnostics?: boolean;
   /** `x_calibration: "contextual"`. */
   contextual?: boolean;
+  /** The body's numbers as the client wrote them, where JSON.parse changed them (http/json-numbers.ts). */
+  numberTexts?: NumberTexts;
 }
 
 export interface JudgingRequest extends JudgmentAsked {
@@ -108,7 +111,7 @@ export async function judge(deps: JudgingDeps, request: JudgingRequest, render: 
   }
 
   async function answerWith(deps: JudgingDeps, request: JudgingRequest, model: ModelChoice | undefined, claim: IdempotencyInput | "" | undefined): Promise<JudgingOutcome> {
-    const input = { state: request.state, ids, questions, includeLogits: request.includeLogits, diagnostics: request.diagnostics, contextual: request.contextual, deadline: time };
+    const input = { state: request.state, ids, questions, includeLogits: request.includeLogits, diagnostics: request.diagnostics, contextual: request.contextual, numberTexts: request.numberTexts, deadline: time };
     const judgment = await prepareJudgment(deps, input, request.debias);
     // Refused with InsufficientFundsError (and the standing that explains why); nothing is charged.
     const reservation = await reserve(deps.billing, caller, {

@@ -7,6 +7,7 @@ import { stepOf, type Deadline } from "./deadline.js";
 import { buildAnswer, keyedLogits, type Temperatures } from "../../judgment/answers.js";
 import { answerInClientOrder, type DebiasMode } from "../../judgment/debias.js";
 import type { Answer, Question } from "../../judgment/schema.js";
+import type { NumberTexts } from "../../judgment/render.js";
 import { judgeDebiased, planDebiased, type DebiasedResult, type DebiasSteps } from "./debias.js";
 import { evaluateWithin, modelTimeout } from "./model.js";
 
@@ -59,6 +60,8 @@ export interface JudgmentInput {
   diagnostics?: boolean;
   /** `x_calibration: "contextual"`: divide each answer by the question's answer about content-free states. */
   contextual?: boolean;
+  /** The request's numbers as its JSON wrote them, where parsing changed them: the prompt prints them so. */
+  numberTexts?: NumberTexts;
   /** The request's one deadline, over preparing and answering (and every model tried); aborted when the client leaves too. */
   deadline: Deadline;
 }
@@ -88,13 +91,13 @@ function refuseDiagnostics(engine: JudgmentEngine, mode: DebiasMode): void {
 
 async function preparePlain(deps: JudgmentDeps, input: JudgmentInput, style: PromptStyle | "auto"): Promise<PendingJudgment> {
   const { engine } = deps;
-  const { state, ids, questions, deadline } = input;
-  const prompt = { ...buildPrompt(state, questions, style), ...(input.diagnostics && { diagnostics: true }) };
+  const { state, ids, questions, deadline, numberTexts } = input;
+  const prompt = { ...buildPrompt(state, questions, style, numberTexts), ...(input.diagnostics && { diagnostics: true }) };
   const prepared = await explainingRefusals(ids, () => prepareWithin(engine, prompt, deadline));
   // The content-free prompts are read like any other, so they are held for and billed.
   const contentFree = input.contextual
     ? await explainingRefusals(ids, () =>
-        Promise.all(CONTENT_FREE_STATES.map((cf) => prepareWithin(engine, buildPrompt(cf, questions, style), deadline))),
+        Promise.all(CONTENT_FREE_STATES.map((cf) => prepareWithin(engine, buildPrompt(cf, questions, style, numberTexts), deadline))),
       )
     : [];
   const exact = prepared.inputTokensExact && contentFree.every((p) => p.inputTokensExact);
@@ -127,7 +130,7 @@ async function preparePlain(deps: JudgmentDeps, input: JudgmentInput, style: Pro
 async function prepareDebiased(deps: JudgmentDeps, input: JudgmentInput, mode: Exclude<DebiasMode, "none">, style: PromptStyle | "auto"): Promise<PendingJudgment> {
   const { engine } = deps;
   const { state, ids, questions, deadline } = input;
-  const plan = await explainingRefusals(ids, () => planDebiased(state, questions, mode, style, (prompt) => prepareWithin(engine, prompt, deadline)));
+  const plan = await explainingRefusals(ids, () => planDebiased(state, questions, mode, style, (prompt) => prepareWithin(engine, prompt, deadline), input.numberTexts));
   const hold = plan.prepared.inputTokens;
   return {
     inputTokens: hold,
