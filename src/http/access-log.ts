@@ -50,13 +50,13 @@ export interface ServerErrorRecorder {
 /** A /health 503 while the model loads, or a failed scrape, is a state the probes report, not an error of the service. */
 const PROBES = /^\/(health|metrics)(\/|$)/;
 
-/** Billing outcomes and rate-limit refusals, read from what the response says. */
+/** Billing outcomes and rate-limit refusals: from the error decided, or from the judging outcome the route recorded. */
 function recordOutcome(metrics: Metrics, c: Context<AppEnv>, code: ErrorCode | undefined): void {
   if (code === "rate_limited") metrics.rateLimited();
   else if (code === "insufficient_funds" || code === "key_budget_exhausted") metrics.billingOutcome(code, c.get("model"));
-  else if (c.res.status === 200 && c.res.headers.get("idempotent-replayed") !== "true") {
+  else if (code === undefined) {
+    const outcome = c.get("judging");
     // A replay was billed the first time; only a fresh answer carries a new charge.
-    const billedTo = c.res.headers.get("x-billed-to");
-    if (billedTo === "plan" || billedTo === "balance") metrics.billingOutcome(billedTo, c.get("model"));
+    if (outcome && !outcome.replayed) metrics.billingOutcome(outcome.billedTo, c.get("model"));
   }
 }

@@ -1,4 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { JudgingOutcome } from "../services/judging/judge.js";
 import type { AdminActor, AuthenticatedKey } from "../services/types.js";
 
 /** What middleware leaves on the request context for the handlers: the key, its account and the account's terms. */
@@ -14,6 +15,8 @@ export interface AppEnv {
     errorFormat?: "openai";
     /** With JUDGE_MODELS: the model asked for, then the one that answered (billing metrics and the access log). */
     model?: string;
+    /** Set by a judging route once answered: what the access log counts billing metrics from. */
+    judging?: JudgingOutcome;
   };
 }
 

@@ -61,6 +61,7 @@ export async function answerQuestions(
     },
     render,
   );
+  c.set("judging", outcome);
   const headers: Record<string, string> = { ...JSON_TYPE, ...billingHeaders(outcome) };
   // Never silent: the body's `model` is the one that answered, and this names the one that was down.
   if (outcome.fallbackFrom !== undefined) headers[FALLBACK_HEADER] = outcome.fallbackFrom;

@@ -70,12 +70,18 @@ export interface ModelChoice {
  */
 export type RenderAnswers = (judged: Judged) => string;
 
-/** The response text and who paid for it; `replayed` when it is a stored answer given again. */
+/**
+ * What a request came to: the response text, who paid and the standing after it, and which
+ * model answered. The edge writes its headers and counts its metrics from this, never from the
+ * response. `replayed` when it is a stored answer given again (billed the first time).
+ */
 export interface JudgingOutcome {
   text: string;
   billedTo: BilledTo;
   standing: Standing;
   replayed: boolean;
+  /** What the model answered (answers, tokens billed, timing); absent on a replay, which is only the stored text. */
+  judged?: Judged;
   /** Set when the model asked was down and this one answered instead: the one asked. */
   fallbackFrom?: string;
   /** The id of the model that answered, when `models` named them. */
@@ -122,10 +128,9 @@ export async function judge(deps: JudgingDeps, request: JudgingRequest, render: 
       ...(model && { model: { id: model.id, multiplierMilli: model.multiplierMilli } }),
     });
     let text: string;
-    let actualInputTokens: number | undefined;
+    let answered: Awaited<ReturnType<typeof judgment.answer>>;
     try {
-      const answered = await judgment.answer();
-      ({ actualInputTokens } = answered);
+      answered = await judgment.answer();
       text = render(answered.judged);
       // A client gone by now would never receive the answer, so it must not pay for it.
       if (signal.aborted) throw new RequestAbortedError("the client closed the request before it was answered");
@@ -133,9 +138,9 @@ export async function judge(deps: JudgingDeps, request: JudgingRequest, render: 
       await releaseQuietly(deps.billing, reservation.id);
       throw error;
     }
-    const settled = await deps.billing.settle(reservation, claim ? { key: claim.key, body: text } : undefined, actualInputTokens);
+    const settled = await deps.billing.settle(reservation, claim ? { key: claim.key, body: text } : undefined, answered.actualInputTokens);
     if (!settled) throw new JudgingRefusal("model_timeout", "the request outlived its reservation; nothing was charged");
-    return { text, billedTo: settled.billedTo, standing: settled.standing, replayed: false };
+    return { text, billedTo: settled.billedTo, standing: settled.standing, replayed: false, judged: answered.judged };
   }
 }
 

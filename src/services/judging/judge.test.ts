@@ -1,0 +1,100 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { EngineResult, JudgmentEngine } from "../../engine/types.js";
+import { NEUTRAL_TEMPERATURES } from "../../judgment/answers.js";
+import type { JudgmentPrompt } from "../../judgment/prompt.js";
+import { billingStores, type BillingFixture } from "../../testing/billing-store.js";
+import { unavailableEngine } from "../../testing/fault-engines.js";
+import { judge, type JudgingDeps, type JudgingRequest, type ModelChoice } from "./judge.js";
+
+/**
+ * The judging service at its seam: judge() over a fake engine and a real SQLite store, no HTTP.
+ * What it returns is what the edge writes headers and counts metrics from.
+ */
+
+const stores = billingStores("sqlite");
+afterEach(() => stores.closeAll());
+
+/** A ready engine answering 70% for the second label of every question; it keeps the prompts it read. */
+function fakeEngine(modelId: string) {
+  const prompts: JudgmentPrompt[] = [];
+  const engine: JudgmentEngine = {
+    modelId,
+    description: { kind: "llama", backend: "test" },
+    status: () => ({ state: "ready" }),
+    async prepare(prompt) {
+      prompts.push(prompt);
+      return { inputTokens: 100, inputTokensExact: true };
+    },
+    async evaluate(): Promise<EngineResult> {
+      return { labelLogProbs: [[Math.log(0.3), Math.log(0.7)]], inputTokens: 100, timingMs: 5 };
+    },
+    close: async () => undefined,
+  };
+  return { engine, prompts };
+}
+
+const choice = (engine: JudgmentEngine, id = engine.modelId): ModelChoice => ({ id, engine, multiplierMilli: 1000, temperatures: () => NEUTRAL_TEMPERATURES });
+
+function deps(fixture: BillingFixture, engine: JudgmentEngine): JudgingDeps {
+  return { billing: fixture.billing, engine, temperatures: () => NEUTRAL_TEMPERATURES, requestTimeoutMs: 10_000 };
+}
+
+async function request(fixture: BillingFixture, models: ModelChoice[], extra: Partial<JudgingRequest> = {}): Promise<JudgingRequest> {
+  return {
+    state: { n: 1 },
+    ids: ["angry"],
+    questions: [{ type: "noul", instructions: "The customer is angry." }],
+    includeLogits: false,
+    debias: "none",
+    caller: await fixture.payer(),
+    requestId: `req-${Math.random().toString(36).slice(2)}`,
+    idempotencyKey: undefined,
+    bodyDigest: "digest",
+    signal: new AbortController().signal,
+    models,
+    ...extra,
+  };
+}
+
+const render = (judged: { answers: unknown[] }) => JSON.stringify(judged.answers);
+
+describe("judge(): the typed outcome", () => {
+  it("says what was answered, by which model, who paid and the standing after", async () => {
+    const fixture = await stores.open({ balanceMicro: 1_000_000 });
+    const { engine } = fakeEngine("m1");
+    const outcome = await judge(deps(fixture, engine), await request(fixture, [choice(engine)]), render);
+    expect(outcome).toMatchObject({ billedTo: "balance", replayed: false, answeredBy: "m1" });
+    expect(outcome.fallbackFrom).toBeUndefined();
+    expect(outcome.judged).toMatchObject({ model: "m1", inputTokens: 100, timingMs: 5 });
+    expect(outcome.judged?.answers).toHaveLength(1);
+    expect(outcome.text).toBe(render(outcome.judged!));
+    expect(outcome.standing.balanceMicro).toBeLessThan(1_000_000);
+  });
+
+  it("names the fallback taken when the model asked is down, and bills the one that answered", async () => {
+    const fixture = await stores.open({ balanceMicro: 1_000_000 });
+    const { engine } = fakeEngine("m2");
+    const outcome = await judge(deps(fixture, engine), await request(fixture, [choice(unavailableEngine(), "m1"), choice(engine)]), render);
+    expect(outcome).toMatchObject({ answeredBy: "m2", fallbackFrom: "m1", billedTo: "balance", replayed: false });
+    expect(outcome.judged?.model).toBe("m2");
+  });
+
+  it("gives a retry with the same Idempotency-Key the stored text, marked replayed and without a fresh judgment", async () => {
+    const fixture = await stores.open({ balanceMicro: 1_000_000 });
+    const { engine, prompts } = fakeEngine("m1");
+    const first = await judge(deps(fixture, engine), await request(fixture, [choice(engine)], { idempotencyKey: "k1" }), render);
+    const again = await judge(deps(fixture, engine), await request(fixture, [choice(engine)], { idempotencyKey: "k1" }), render);
+    expect(again).toMatchObject({ text: first.text, billedTo: first.billedTo, replayed: true });
+    expect(again.judged).toBeUndefined();
+    expect(prompts).toHaveLength(1);
+  });
+
+  it("renders the request's number texts into the prompt the engine reads", async () => {
+    const fixture = await stores.open({ balanceMicro: 1_000_000 });
+    const { engine, prompts } = fakeEngine("m1");
+    const state = { n: 1 };
+    const numberTexts = new Map([[state, new Map([["n", "1.0"]])]]);
+    await judge(deps(fixture, engine), await request(fixture, [choice(engine)], { state, numberTexts }), render);
+    expect(prompts[0].state).toContain('"n": 1.0');
+  });
+});
