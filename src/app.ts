@@ -57,8 +57,6 @@ export function buildApp(deps: AppDeps): App {
   // Both judging routes share one service below them (services/judging/) and these deps.
   const judging = {
     ...deps,
-    engine: models.defaultModel.engine,
-    temperatures: () => deps.temperaturesOf(models.defaultModel.id),
     keys: services.keys,
     limits: services.limits,
     billing: services.billing,

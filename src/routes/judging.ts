@@ -1,5 +1,4 @@
 import type { Context } from "hono";
-import type { JudgmentEngine } from "../engine/types.js";
 import { ApiError } from "../errors.js";
 import type { KeyAuthenticator } from "../http/authenticate.js";
 import type { AppEnv } from "../http/context.js";
@@ -19,13 +18,12 @@ import type { Caller } from "../http/context.js";
  */
 
 export interface JudgingRouteDeps extends JudgingDeps {
-  engine: JudgmentEngine;
   keys: KeyAuthenticator;
   limits: LimitsService;
   maxQuestions: number;
   /** Option-order debiasing for requests that do not say (JUDGE_DEBIAS). */
   debias: DebiasMode;
-  /** The served models; `engine` is the default model's. */
+  /** The served models: the one asked and its fallbacks are the chain judge() walks. */
   models: ModelRegistry;
   /** The calibration of each model, by id (read per request: a profile applies once its model is known). */
   temperaturesOf: (modelId: string) => Temperatures;

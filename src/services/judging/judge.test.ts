@@ -35,8 +35,8 @@ function fakeEngine(modelId: string) {
 
 const choice = (engine: JudgmentEngine, id = engine.modelId): ModelChoice => ({ id, engine, multiplierMilli: 1000, temperatures: () => NEUTRAL_TEMPERATURES });
 
-function deps(fixture: BillingFixture, engine: JudgmentEngine): JudgingDeps {
-  return { billing: fixture.billing, engine, temperatures: () => NEUTRAL_TEMPERATURES, requestTimeoutMs: 10_000 };
+function deps(fixture: BillingFixture): JudgingDeps {
+  return { billing: fixture.billing, requestTimeoutMs: 10_000 };
 }
 
 async function request(fixture: BillingFixture, models: ModelChoice[], extra: Partial<JudgingRequest> = {}): Promise<JudgingRequest> {
@@ -62,7 +62,7 @@ describe("judge(): the typed outcome", () => {
   it("says what was answered, by which model, who paid and the standing after", async () => {
     const fixture = await stores.open({ balanceMicro: 1_000_000 });
     const { engine } = fakeEngine("m1");
-    const outcome = await judge(deps(fixture, engine), await request(fixture, [choice(engine)]), render);
+    const outcome = await judge(deps(fixture), await request(fixture, [choice(engine)]), render);
     expect(outcome).toMatchObject({ billedTo: "balance", replayed: false, answeredBy: "m1" });
     expect(outcome.fallbackFrom).toBeUndefined();
     expect(outcome.judged).toMatchObject({ model: "m1", inputTokens: 100, timingMs: 5 });
@@ -74,7 +74,7 @@ describe("judge(): the typed outcome", () => {
   it("names the fallback taken when the model asked is down, and bills the one that answered", async () => {
     const fixture = await stores.open({ balanceMicro: 1_000_000 });
     const { engine } = fakeEngine("m2");
-    const outcome = await judge(deps(fixture, engine), await request(fixture, [choice(unavailableEngine(), "m1"), choice(engine)]), render);
+    const outcome = await judge(deps(fixture), await request(fixture, [choice(unavailableEngine(), "m1"), choice(engine)]), render);
     expect(outcome).toMatchObject({ answeredBy: "m2", fallbackFrom: "m1", billedTo: "balance", replayed: false });
     expect(outcome.judged?.model).toBe("m2");
   });
@@ -82,8 +82,8 @@ describe("judge(): the typed outcome", () => {
   it("gives a retry with the same Idempotency-Key the stored text, marked replayed and without a fresh judgment", async () => {
     const fixture = await stores.open({ balanceMicro: 1_000_000 });
     const { engine, prompts } = fakeEngine("m1");
-    const first = await judge(deps(fixture, engine), await request(fixture, [choice(engine)], { idempotencyKey: "k1" }), render);
-    const again = await judge(deps(fixture, engine), await request(fixture, [choice(engine)], { idempotencyKey: "k1" }), render);
+    const first = await judge(deps(fixture), await request(fixture, [choice(engine)], { idempotencyKey: "k1" }), render);
+    const again = await judge(deps(fixture), await request(fixture, [choice(engine)], { idempotencyKey: "k1" }), render);
     expect(again).toMatchObject({ text: first.text, billedTo: first.billedTo, replayed: true });
     expect(again.judged).toBeUndefined();
     expect(prompts).toHaveLength(1);
@@ -94,7 +94,23 @@ describe("judge(): the typed outcome", () => {
     const { engine, prompts } = fakeEngine("m1");
     const state = { n: 1 };
     const numberTexts = new Map([[state, new Map([["n", "1.0"]])]]);
-    await judge(deps(fixture, engine), await request(fixture, [choice(engine)], { state, numberTexts }), render);
+    await judge(deps(fixture), await request(fixture, [choice(engine)], { state, numberTexts }), render);
     expect(prompts[0].state).toContain('"n": 1.0');
+  });
+});
+
+describe("judge(): the chain of models", () => {
+  it("puts the request to the model asked, and to no other while it answers", async () => {
+    const fixture = await stores.open({ balanceMicro: 1_000_000 });
+    const asked = fakeEngine("m1");
+    const fallback = fakeEngine("m2");
+    const outcome = await judge(deps(fixture), await request(fixture, [choice(asked.engine), choice(fallback.engine)]), render);
+    expect(outcome.answeredBy).toBe("m1");
+    expect([asked.prompts.length, fallback.prompts.length]).toEqual([1, 0]);
+  });
+
+  it("throws for a request naming no model: the route always names the one asked", async () => {
+    const fixture = await stores.open({ balanceMicro: 1_000_000 });
+    await expect(judge(deps(fixture), await request(fixture, []), render)).rejects.toThrow(/needs the model asked/);
   });
 });

@@ -1,6 +1,6 @@
-import { EngineUnavailableError, RequestAbortedError, type JudgmentEngine } from "../../engine/types.js";
-import type { Temperatures } from "../../judgment/answers.js";
+import { EngineUnavailableError, RequestAbortedError } from "../../engine/types.js";
 import type { DebiasMode } from "../../judgment/debias.js";
+import type { PromptCuesSetting } from "../../judgment/prompt.js";
 import type { NumberTexts } from "../../judgment/render.js";
 import type { Question } from "../../judgment/schema.js";
 import type { BillingService, IdempotencyInput, Payer } from "../billing.js";
@@ -8,7 +8,7 @@ import { IdempotencyKeyLostError } from "../errors.js";
 import type { BilledTo, Reservation, Standing, StoredResponse } from "../types.js";
 import { deadline } from "./deadline.js";
 import { JudgingRefusal } from "./errors.js";
-import { prepareJudgment, type JudgmentDeps, type Judged } from "./prepare.js";
+import { prepareJudgment, type Judged, type JudgingModel } from "./prepare.js";
 
 /**
  * The one judging flow below POST /v1/systemone and POST /v1/decisions, from parsed questions
@@ -19,8 +19,13 @@ import { prepareJudgment, type JudgmentDeps, type Judged } from "./prepare.js";
  * so both get the same engine, billing, idempotency and calibration.
  */
 
-export interface JudgingDeps extends JudgmentDeps {
+/** What judging needs besides the models a request names (the composition root builds it once). */
+export interface JudgingDeps {
   billing: BillingService;
+  /** JUDGE_REQUEST_TIMEOUT_MS: one deadline over a whole request, every model tried. */
+  requestTimeoutMs: number;
+  /** JUDGE_PROMPT_CUES; `auto` (the default) styles the prompt for the engine's template family. */
+  promptCues?: PromptCuesSetting;
 }
 
 /** What a route parsed from its wire format: the questions and how to answer them. */
@@ -49,19 +54,17 @@ export interface JudgingRequest extends JudgmentAsked {
   /** Aborted when the client leaves. */
   signal: AbortSignal;
   /**
-   * The model asked, then those that answer in turn while it is down (its fallbacks); absent:
-   * `deps.engine` at ×1. A fallback is tried only when a model is unavailable, never after a charge.
+   * The model asked, then those that answer in turn while it is down (its fallbacks): never
+   * empty. A fallback is tried only when a model is unavailable, never after a charge.
    */
-  models?: ModelChoice[];
+  models: readonly ModelChoice[];
 }
 
-/** One served model as judging needs it. */
-export interface ModelChoice {
+/** One served model as judging needs it: the route maps the registry's chain to these. */
+export interface ModelChoice extends JudgingModel {
   id: string;
-  engine: JudgmentEngine;
   /** price_multiplier in thousandths. */
   multiplierMilli: number;
-  temperatures: () => Temperatures;
 }
 
 /**
@@ -84,7 +87,7 @@ export interface JudgingOutcome {
   judged?: Judged;
   /** Set when the model asked was down and this one answered instead: the one asked. */
   fallbackFrom?: string;
-  /** The id of the model that answered, when `models` named them. */
+  /** The id of the model that answered; absent on a replay. */
   answeredBy?: string;
 }
 
@@ -97,12 +100,12 @@ export async function judge(deps: JudgingDeps, request: JudgingRequest, render: 
   // JUDGE_REQUEST_TIMEOUT_MS as its name says: one deadline over preparing, holding and answering, every model tried.
   const time = deadline(signal, deps.requestTimeoutMs);
   try {
-    const chain = request.models ?? [undefined];
+    const chain = request.models;
+    if (chain.length === 0) throw new Error("judge() needs the model asked: request.models is empty");
     for (const [i, model] of chain.entries()) {
       try {
-        const outcome = await answerWith(model ? { ...deps, engine: model.engine, temperatures: model.temperatures } : deps, request, model, claim);
-        const answeredBy = model && { answeredBy: model.id };
-        return i === 0 ? { ...outcome, ...answeredBy } : { ...outcome, ...answeredBy, fallbackFrom: chain[0]!.id };
+        const outcome = await answerWith(model, claim);
+        return i === 0 ? { ...outcome, answeredBy: model.id } : { ...outcome, answeredBy: model.id, fallbackFrom: chain[0].id };
       } catch (error) {
         // Down (not loaded, unreachable): nothing was held or charged, so the next model may answer.
         if (!(error instanceof EngineUnavailableError) || i === chain.length - 1 || time.signal.aborted) throw error;
@@ -116,16 +119,16 @@ export async function judge(deps: JudgingDeps, request: JudgingRequest, render: 
     time.dispose();
   }
 
-  async function answerWith(deps: JudgingDeps, request: JudgingRequest, model: ModelChoice | undefined, claim: IdempotencyInput | "" | undefined): Promise<JudgingOutcome> {
+  async function answerWith(model: ModelChoice, claim: IdempotencyInput | "" | undefined): Promise<JudgingOutcome> {
     const input = { state: request.state, ids, questions, includeLogits: request.includeLogits, diagnostics: request.diagnostics, contextual: request.contextual, numberTexts: request.numberTexts, deadline: time };
-    const judgment = await prepareJudgment(deps, input, request.debias);
+    const judgment = await prepareJudgment(model, input, request.debias, deps.promptCues);
     // Refused with InsufficientFundsError (and the standing that explains why); nothing is charged.
     const reservation = await reserve(deps.billing, caller, {
       questions: questions.length,
       inputTokens: judgment.inputTokens,
       requestId,
       idempotencyKey: claim ? claim.key : undefined,
-      ...(model && { model: { id: model.id, multiplierMilli: model.multiplierMilli } }),
+      model: { id: model.id, multiplierMilli: model.multiplierMilli },
     });
     let text: string;
     let answered: Awaited<ReturnType<typeof judgment.answer>>;

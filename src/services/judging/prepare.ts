@@ -18,14 +18,11 @@ import { evaluateWithin, modelTimeout } from "./model.js";
  * answers, in question order; each route writes them in its own wire format.
  */
 
-export interface JudgmentDeps {
+/** The model a request is put to: one of the chain judge() walks (its ModelChoice). */
+export interface JudgingModel {
   engine: JudgmentEngine;
   /** Read per request: a calibration profile applies once the model it names is loaded. */
   temperatures: () => Temperatures;
-  /** JUDGE_REQUEST_TIMEOUT_MS: one deadline over a whole request (judge.ts starts it). */
-  requestTimeoutMs: number;
-  /** JUDGE_PROMPT_CUES; `auto` (the default) styles the prompt for the engine's template family. */
-  promptCues?: PromptCuesSetting;
 }
 
 export interface PendingJudgment {
@@ -66,14 +63,15 @@ export interface JudgmentInput {
   deadline: Deadline;
 }
 
-export async function prepareJudgment(deps: JudgmentDeps, input: JudgmentInput, mode: DebiasMode): Promise<PendingJudgment> {
-  if (input.diagnostics) refuseDiagnostics(deps.engine, mode);
+/** `promptCues`: JUDGE_PROMPT_CUES; `auto` (the default) styles the prompt for the engine's template family. */
+export async function prepareJudgment(model: JudgingModel, input: JudgmentInput, mode: DebiasMode, promptCues?: PromptCuesSetting): Promise<PendingJudgment> {
+  if (input.diagnostics) refuseDiagnostics(model.engine, mode);
   if (input.contextual && mode !== "none") {
     throw new JudgingRefusal("invalid_request", `x_calibration "contextual" corrects the options as sent: use it with x_debias "none" (this request: "${mode}")`);
   }
   // `auto`: the engine styles the prompt for its model's template as it tokenises it.
-  const style = promptStyleSetting(deps.promptCues);
-  return mode === "none" ? preparePlain(deps, input, style) : prepareDebiased(deps, input, mode, style);
+  const style = promptStyleSetting(promptCues);
+  return mode === "none" ? preparePlain(model, input, style) : prepareDebiased(model, input, mode, style);
 }
 
 /**
@@ -89,8 +87,8 @@ function refuseDiagnostics(engine: JudgmentEngine, mode: DebiasMode): void {
   }
 }
 
-async function preparePlain(deps: JudgmentDeps, input: JudgmentInput, style: PromptStyle | "auto"): Promise<PendingJudgment> {
-  const { engine } = deps;
+async function preparePlain(model: JudgingModel, input: JudgmentInput, style: PromptStyle | "auto"): Promise<PendingJudgment> {
+  const { engine } = model;
   const { state, ids, questions, deadline, numberTexts } = input;
   const prompt = { ...buildPrompt(state, questions, style, numberTexts), ...(input.diagnostics && { diagnostics: true }) };
   const prepared = await explainingRefusals(ids, () => prepareWithin(engine, prompt, deadline));
@@ -112,7 +110,7 @@ async function preparePlain(deps: JudgmentDeps, input: JudgmentInput, style: Pro
       // A hold for an upper bound (the gateway) is settled at what was read, never above the hold.
       const billed = exact ? hold : Math.min(read, hold);
       const answers = questions.map((q, i) => {
-        const answer = buildAnswer(q, result.labelLogProbs[i], deps.temperatures());
+        const answer = buildAnswer(q, result.labelLogProbs[i], model.temperatures());
         return input.includeLogits ? { ...answer, logits: keyedLogits(q, result.labelLogProbs[i]) } : answer;
       });
       const judged: Judged = {
@@ -127,8 +125,8 @@ async function preparePlain(deps: JudgmentDeps, input: JudgmentInput, style: Pro
   };
 }
 
-async function prepareDebiased(deps: JudgmentDeps, input: JudgmentInput, mode: Exclude<DebiasMode, "none">, style: PromptStyle | "auto"): Promise<PendingJudgment> {
-  const { engine } = deps;
+async function prepareDebiased(model: JudgingModel, input: JudgmentInput, mode: Exclude<DebiasMode, "none">, style: PromptStyle | "auto"): Promise<PendingJudgment> {
+  const { engine } = model;
   const { state, ids, questions, deadline } = input;
   const plan = await explainingRefusals(ids, () => planDebiased(state, questions, mode, style, (prompt) => prepareWithin(engine, prompt, deadline), input.numberTexts));
   const hold = plan.prepared.inputTokens;
@@ -146,7 +144,7 @@ async function prepareDebiased(deps: JudgmentDeps, input: JudgmentInput, mode: E
       } catch (error) {
         throw deadline.timedOut ? modelTimeout(deadline.timeoutMs) : error;
       }
-      const answers = result.answers.map((a, i) => answerInClientOrder(questions[i], a.shown, a.labelLogProbs, deps.temperatures(), input.includeLogits));
+      const answers = result.answers.map((a, i) => answerInClientOrder(questions[i], a.shown, a.labelLogProbs, model.temperatures(), input.includeLogits));
       const judged: Judged = {
         model: engine.modelId,
         answers,
