@@ -3,7 +3,7 @@ import { ApiError } from "../../errors.js";
 import { authenticate } from "../../http/authenticate.js";
 import type { App } from "../../http/context.js";
 import { readJsonBody } from "../../http/read-body.js";
-import { decisionsUsage, toDecisionAnswers, toJudgment, UnsupportedDecisionError, type DecisionsQuestion } from "../../judgment/decisions.js";
+import { decisionsUsage, toDecisionAnswers, toJudgment, UnsupportedDecisionError, type DecisionsQuestion } from "./mapping.js";
 import type { NumberTexts } from "../../judgment/render.js";
 import type { Judged } from "../../services/judging/prepare.js";
 import { withDiagnostics } from "../diagnostics.js";
@@ -17,7 +17,7 @@ import { describeIssues, type SystemOneDeps } from "../systemone/route.js";
 /**
  * POST /v1/decisions: the OpenAI Decisions format (`client.decisions.create` of the official
  * SDKs), a second front door to the same judgment as /v1/systemone. The request is mapped to
- * our questions (judgment/decisions.ts), answered by the same pipeline, with the same keys,
+ * our questions (mapping.ts), answered by the same pipeline, with the same keys,
  * limits, billing and idempotency, and the answers are written back in this format.
  */
 

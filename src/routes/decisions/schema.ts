@@ -8,7 +8,7 @@ import type { ErrorCode } from "../../errors.js";
 
 /**
  * Request and response schemas of POST /v1/decisions (the OpenAI Decisions format). The input's
- * items and content parts are validated by judgment/decisions.ts, which can say what is not
+ * items and content parts are validated by mapping.ts, which can say what is not
  * supported (an image, a tool item) rather than that some union failed; the document shows the
  * shapes that are answered.
  */
@@ -34,7 +34,7 @@ export const DecisionsUserMessage = z
       "A user message. Images, developer/system/assistant messages and tool items are refused with 400 invalid_request, saying which.",
   });
 
-/** Validated by judgment/decisions.ts (see above); documented as what is answered. */
+/** Validated by mapping.ts (see above); documented as what is answered. */
 const Parts = (description: string) =>
   z.union([z.string(), z.array(z.unknown())], { error: explain("must be a string or an array of content parts") }).openapi({
     description,

@@ -1,6 +1,6 @@
-import { keyed } from "./keyed.js";
-import { renderValue, type NumberTexts } from "./render.js";
-import type { Answer, Question } from "./schema.js";
+import { keyed } from "../../judgment/keyed.js";
+import { renderValue, type NumberTexts } from "../../judgment/render.js";
+import type { Answer, Question } from "../../judgment/schema.js";
 
 /**
  * The OpenAI Decisions format (POST /v1/decisions) onto our questions and back, as pure

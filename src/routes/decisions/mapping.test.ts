@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { buildAnswer, NEUTRAL_TEMPERATURES } from "./answers.js";
-import { choiceKey, decisionsUsage, toDecisionAnswers, toJudgment, UnsupportedDecisionError, type DecisionsQuestion, type DecisionsRequest } from "./decisions.js";
-import { mulberry32 } from "../testing/random-text.js";
-import { buildPrompt } from "./prompt.js";
-import type { Answer, Question } from "./schema.js";
+import { buildAnswer, NEUTRAL_TEMPERATURES } from "../../judgment/answers.js";
+import { choiceKey, decisionsUsage, toDecisionAnswers, toJudgment, UnsupportedDecisionError, type DecisionsQuestion, type DecisionsRequest } from "./mapping.js";
+import { mulberry32 } from "../../testing/random-text.js";
+import { buildPrompt } from "../../judgment/prompt.js";
+import type { Answer, Question } from "../../judgment/schema.js";
 
 /** The OpenAI Decisions format onto our questions and back: a pure mapping. */
 
