@@ -115,7 +115,8 @@ export function styledFor(prompt: JudgmentPrompt, family: TemplateFamily): Judgm
   if (!prompt.auto || !prompt.source) return prompt;
   // The state section is the same in every style, so the (possibly large) state is not rendered again.
   const style = promptStyleFor(family);
-  return { ...prompt, system: systemText(style), questions: prompt.source.questions.map((q) => questionPrompt(q, style, prompt.source?.numberTexts)), auto: false };
+  const { questions, numberTexts } = prompt.source;
+  return { ...prompt, system: systemText(style), questions: questions.map((q) => questionPrompt(q, style, numberTexts)), auto: false };
 }
 
 /** What a request is built with under JUDGE_PROMPT_CUES: `auto` (styled by the engine), or one style for every model. */

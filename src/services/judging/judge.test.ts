@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { EngineResult, JudgmentEngine } from "../../engine/types.js";
+import { EngineFailedError, RequestAbortedError, type EngineResult, type JudgmentEngine } from "../../engine/types.js";
 import { NEUTRAL_TEMPERATURES } from "../../judgment/answers.js";
 import type { JudgmentPrompt } from "../../judgment/prompt.js";
 import { billingStores, type BillingFixture } from "../../testing/billing-store.js";
-import { unavailableEngine } from "../../testing/fault-engines.js";
+import { evaluateFailsEngine, unavailableEngine } from "../../testing/fault-engines.js";
+import { InsufficientFundsError } from "../errors.js";
 import { judge, type JudgingDeps, type JudgingRequest, type ModelChoice } from "./judge.js";
 
 /**
@@ -112,5 +113,68 @@ describe("judge(): the chain of models", () => {
   it("throws for a request naming no model: the route always names the one asked", async () => {
     const fixture = await stores.open({ balanceMicro: 1_000_000 });
     await expect(judge(deps(fixture), await request(fixture, []), render)).rejects.toThrow(/needs the model asked/);
+  });
+});
+
+describe("judge(): hold, settle and refusals", () => {
+  const standingOf = async (fixture: BillingFixture) => (await fixture.billing.standing(await fixture.payer()))!;
+
+  it("settles the charge it held: the balance goes down by the charge, nothing stays held", async () => {
+    const fixture = await stores.open({ balanceMicro: 1_000_000 });
+    const { engine } = fakeEngine("m1");
+    const outcome = await judge(deps(fixture), await request(fixture, [choice(engine)]), render);
+    const standing = await standingOf(fixture);
+    expect(standing).toMatchObject({ heldMicro: 0, balanceMicro: outcome.standing.balanceMicro });
+    // 100 tokens at 1,000,000 micro per million.
+    expect(standing.balanceMicro).toBe(1_000_000 - 100);
+  });
+
+  it("refuses with InsufficientFundsError before the model answers, nothing charged", async () => {
+    const fixture = await stores.open({ balanceMicro: 0 });
+    const { engine } = fakeEngine("m1");
+    let evaluated = 0;
+    const counting: JudgmentEngine = { ...engine, evaluate: (...args) => (evaluated++, engine.evaluate(...args)) };
+    await expect(judge(deps(fixture), await request(fixture, [choice(counting, "m1")]), render)).rejects.toBeInstanceOf(InsufficientFundsError);
+    expect(evaluated).toBe(0);
+    expect(await standingOf(fixture)).toMatchObject({ balanceMicro: 0, heldMicro: 0 });
+  });
+
+  it("releases the hold when the model fails while answering, and never tries a fallback after a hold", async () => {
+    const fixture = await stores.open({ balanceMicro: 1_000_000 });
+    const fallback = fakeEngine("m2");
+    const failing = [choice(evaluateFailsEngine(), "m1"), choice(fallback.engine)];
+    await expect(judge(deps(fixture), await request(fixture, failing), render)).rejects.toBeInstanceOf(EngineFailedError);
+    expect(fallback.prompts).toHaveLength(0);
+    expect(await standingOf(fixture)).toMatchObject({ balanceMicro: 1_000_000, heldMicro: 0 });
+  });
+
+  it("charges nothing when the client has left by the time the model answered", async () => {
+    const fixture = await stores.open({ balanceMicro: 1_000_000 });
+    const client = new AbortController();
+    const { engine } = fakeEngine("m1");
+    const leaving: JudgmentEngine = { ...engine, evaluate: async (...args) => ((client.abort(), await engine.evaluate(...args))) };
+    const asked = await request(fixture, [choice(leaving, "m1")], { signal: client.signal });
+    await expect(judge(deps(fixture), asked, render)).rejects.toBeInstanceOf(RequestAbortedError);
+    expect(await standingOf(fixture)).toMatchObject({ balanceMicro: 1_000_000, heldMicro: 0 });
+  });
+
+  it("refuses a second request with the Idempotency-Key of one still running, and one with another body", async () => {
+    const fixture = await stores.open({ balanceMicro: 1_000_000 });
+    const { engine } = fakeEngine("m1");
+    let finish: () => void = () => undefined;
+    let evaluating: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => (evaluating = resolve));
+    const held: JudgmentEngine = {
+      ...engine,
+      evaluate: (...args) => new Promise((resolve) => ((finish = () => resolve(engine.evaluate(...args))), evaluating())),
+    };
+    const first = judge(deps(fixture), await request(fixture, [choice(held, "m1")], { idempotencyKey: "k" }), render);
+    await started;
+    const again = judge(deps(fixture), await request(fixture, [choice(engine)], { idempotencyKey: "k" }), render);
+    await expect(again).rejects.toMatchObject({ code: "idempotency_key_in_use" });
+    finish();
+    await first;
+    const other = judge(deps(fixture), await request(fixture, [choice(engine)], { idempotencyKey: "k", bodyDigest: "another" }), render);
+    await expect(other).rejects.toMatchObject({ code: "idempotency_key_reused" });
   });
 });

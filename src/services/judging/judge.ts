@@ -120,7 +120,8 @@ export async function judge(deps: JudgingDeps, request: JudgingRequest, render: 
   }
 
   async function answerWith(model: ModelChoice, claim: IdempotencyInput | "" | undefined): Promise<JudgingOutcome> {
-    const input = { state: request.state, ids, questions, includeLogits: request.includeLogits, diagnostics: request.diagnostics, contextual: request.contextual, numberTexts: request.numberTexts, deadline: time };
+    const { state, includeLogits, diagnostics, contextual, numberTexts } = request;
+    const input = { state, ids, questions, includeLogits, diagnostics, contextual, numberTexts, deadline: time };
     const judgment = await prepareJudgment(model, input, request.debias, deps.promptCues);
     // Refused with InsufficientFundsError (and the standing that explains why); nothing is charged.
     const reservation = await reserve(deps.billing, caller, {
