@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Question } from "./schema.js";
-import { buildAnswer, keyedLogits, NEUTRAL_TEMPERATURES, normalise, temperatureFor, type Temperatures } from "./answers.js";
+import { buildAnswer, keyedLogits, logSoftmax, NEUTRAL_TEMPERATURES, normalise, temperatureFor, type Temperatures } from "./answers.js";
 import { keyed } from "./keyed.js";
 import { choiceConfidence, scoreConfidence } from "./confidence.js";
 
@@ -183,7 +183,38 @@ describe("keyed", () => {
   });
 });
 
+describe("logSoftmax", () => {
+  it("is log(normalise(scores, 1)): finite rows, a far-off label, labels at −∞ among possible ones", () => {
+    for (const scores of [[Math.log(0.25) + 7, Math.log(0.75) + 7], [-1, -2, -3], [0, -800], [-Infinity, -3, -Infinity, -4]]) {
+      const logP = logSoftmax(scores);
+      const p = normalise(scores, 1);
+      logP.forEach((value, i) => expect(Math.exp(value), show({ scores, logP, p })).toBeCloseTo(p[i], 14));
+    }
+    expect(logSoftmax([0, -800])[1], "log-domain: finite where exp underflows").toBeCloseTo(-800, 9);
+    expect(logSoftmax([-Infinity, 0])).toEqual([-Infinity, 0]);
+  });
+
+  it("reads a row with every label at −∞ as uniform, as normalise does, never NaN", () => {
+    for (const n of [1, 2, 3, 255]) {
+      const logP = logSoftmax(Array.from({ length: n }, () => -Infinity));
+      expect(logP, show(logP)).toEqual(Array.from({ length: n }, () => -Math.log(n)));
+    }
+    expect(logSoftmax([])).toEqual([]);
+  });
+});
+
 describe("keyedLogits", () => {
+  it("gives the log of the answer's uniform probabilities when the model rules out every label", () => {
+    const question: Question = { type: "choice", instructions: "Pick", criteria: { a: "A", b: "B", c: "C", d: "D" } } as Question;
+    const logits = keyedLogits(question, [-Infinity, -Infinity, -Infinity, -Infinity]);
+    const answer = buildAnswer(question, [-Infinity, -Infinity, -Infinity, -Infinity], NEUTRAL_TEMPERATURES);
+    expect(logits, JSON.stringify(logits)).toEqual({ a: -Math.log(4), b: -Math.log(4), c: -Math.log(4), d: -Math.log(4) });
+    if (answer.type !== "choice") throw new Error("a choice answer");
+    for (const key of Object.keys(logits)) expect(Math.exp(logits[key]!)).toBeCloseTo(answer.probabilities[key], 15);
+    expect(JSON.parse(JSON.stringify(logits)), "survives JSON unchanged").toEqual(logits);
+  });
+
+
   it("writes a label the model rules out (log 0) as null, and the others as log P", () => {
     const question: Question = { type: "choice", instructions: "Pick", criteria: { a: "A", b: "B", c: "C" } } as Question;
     const logits = keyedLogits(question, [Math.log(0.25) + 7, -Infinity, Math.log(0.75) + 7]);

@@ -62,9 +62,18 @@ export function keyedLogits(question: Question, labelLogProbs: number[]): Record
   }
 }
 
-/** Computed in the log domain so a label far below the others stays finite rather than log(0). */
-function logSoftmax(scores: number[]): number[] {
+/**
+ * log(normalise(scores, 1)), computed in the log domain so a label far below the others stays
+ * finite rather than log(0). A label at −∞ among possible ones stays −∞. A row with every label
+ * at −∞ (the model ruled them all out, as when none is among a remote model's top
+ * log-probabilities) has no mass to renormalise; it is read as uniform, as `normalise` reads it,
+ * because softmax is uniform over equal scores however low they are. Its callers need a number
+ * there, not NaN: `keyedLogits` reports the log of the probabilities the answer carries (uniform),
+ * and the shift average (debias.ts) sums rows, where one NaN would spoil every option.
+ */
+export function logSoftmax(scores: readonly number[]): number[] {
   const max = Math.max(...scores);
+  if (max === -Infinity) return scores.map(() => -Math.log(scores.length));
   const logTotal = Math.log(scores.reduce((sum, s) => sum + Math.exp(s - max), 0));
   return scores.map((s) => s - max - logTotal);
 }

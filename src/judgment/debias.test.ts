@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { buildAnswer, keyedLogits, NEUTRAL_TEMPERATURES } from "./answers.js";
+import { buildAnswer, keyedLogits, logSoftmax, NEUTRAL_TEMPERATURES } from "./answers.js";
 import {
   answerInClientOrder,
   canonicalOrder,
   compareCodePoints,
-  logSoftmax,
   MAX_SHIFTS,
   PresentationAverage,
   presentationOrders,

@@ -1,4 +1,4 @@
-import { buildAnswer, keyedLogits, normalise, type Temperatures } from "./answers.js";
+import { buildAnswer, keyedLogits, logSoftmax, normalise, type Temperatures } from "./answers.js";
 import { argmax } from "./confidence.js";
 import { keyed } from "./keyed.js";
 import type { Answer, ChoiceQuestion, Question } from "./schema.js";
@@ -107,14 +107,6 @@ export function presentations(question: Question, mode: DebiasMode): Question[] 
 
 export function withOptionOrder(question: ChoiceQuestion, keys: readonly string[]): ChoiceQuestion {
   return { ...question, criteria: keyed([...keys], keys.map((key) => question.criteria[key])) };
-}
-
-/** log softmax in the log domain; a row the model ruled out entirely is uniform, as in `normalise`. */
-export function logSoftmax(scores: readonly number[]): number[] {
-  const max = Math.max(...scores);
-  if (max === -Infinity) return scores.map(() => -Math.log(scores.length));
-  const logTotal = Math.log(scores.reduce((sum, s) => sum + Math.exp(s - max), 0));
-  return scores.map((s) => s - max - logTotal);
 }
 
 /**
