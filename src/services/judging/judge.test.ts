@@ -3,13 +3,15 @@ import { EngineFailedError, RequestAbortedError, type EngineResult, type Judgmen
 import { NEUTRAL_TEMPERATURES } from "../../judgment/answers.js";
 import type { JudgmentPrompt } from "../../judgment/prompt.js";
 import { billingStores, type BillingFixture } from "../../testing/billing-store.js";
+import { STORE_ENGINES } from "../../testing/databases.js";
 import { evaluateFailsEngine, unavailableEngine } from "../../testing/fault-engines.js";
 import { InsufficientFundsError } from "../errors.js";
 import { judge, type JudgingDeps, type JudgingRequest, type ModelChoice } from "./judge.js";
 
 /**
- * The judging service at its seam: judge() over a fake engine and a real SQLite store, no HTTP.
- * What it returns is what the edge writes headers and counts metrics from.
+ * The judging service at its seam: judge() over a fake engine and a real store, no HTTP. What it
+ * returns is what the edge writes headers and counts metrics from. Where money moves (hold,
+ * settle, refusals) it runs on SQLite and PostgreSQL, whose transactions differ.
  */
 
 const stores = billingStores("sqlite");
@@ -116,7 +118,9 @@ describe("judge(): the chain of models", () => {
   });
 });
 
-describe("judge(): hold, settle and refusals", () => {
+describe.each(STORE_ENGINES)("judge(): hold, settle and refusals on %s", (storeEngine) => {
+  const stores = billingStores(storeEngine);
+  afterEach(() => stores.closeAll());
   const standingOf = async (fixture: BillingFixture) => (await fixture.billing.standing(await fixture.payer()))!;
 
   it("settles the charge it held: the balance goes down by the charge, nothing stays held", async () => {
