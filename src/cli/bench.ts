@@ -5,6 +5,7 @@ import { parseConcurrencyList, parseDuration, parseInteger } from "../bench/opti
 import { endpointUrl } from "../clients/judgment-endpoint.js";
 import { BenchError, runBench, type BenchSettings } from "../bench/run.js";
 import { CliError, emit } from "./context.js";
+import { messageOf } from "../error-message.js";
 
 interface BenchOptions {
   url: string;
@@ -33,7 +34,7 @@ const arg = <T>(parse: (value: string) => T) => (value: string) => {
   try {
     return parse(value);
   } catch (error) {
-    throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+    throw new InvalidArgumentError(messageOf(error));
   }
 };
 
@@ -79,7 +80,7 @@ function toSettings(options: BenchOptions): BenchSettings {
   try {
     endpointUrl(options.url);
   } catch (error) {
-    throw new CliError(`--url: ${error instanceof Error ? error.message : String(error)}`);
+    throw new CliError(`--url: ${messageOf(error)}`);
   }
   return {
     url: options.url,
@@ -105,6 +106,6 @@ function readKey(options: BenchOptions): string {
   try {
     return readFileSync(options.keyFile, "utf8").trim();
   } catch (error) {
-    throw new CliError(`cannot read the key file: ${error instanceof Error ? error.message : String(error)}`);
+    throw new CliError(`cannot read the key file: ${messageOf(error)}`);
   }
 }

@@ -5,6 +5,7 @@ import type { Config } from "../config/types.js";
 import { buildServices, type Services } from "../services/build.js";
 import type { AccountSummary } from "../services/accounts.js";
 import type { AdminActor } from "../services/types.js";
+import { messageOf } from "../error-message.js";
 
 /** Options defined on the root program and accepted before or after any subcommand. */
 export interface GlobalOptions {
@@ -32,7 +33,7 @@ export function resolveConfig(command: Command, overrides: Record<string, string
   try {
     config = loadConfig(overrides);
   } catch (error) {
-    throw new CliError(error instanceof Error ? error.message : String(error));
+    throw new CliError(messageOf(error));
   }
   const { db } = globalOptions(command);
   return db === undefined ? config : { ...config, db };

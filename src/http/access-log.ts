@@ -4,6 +4,7 @@ import type { Logger } from "../logger.js";
 import type { Metrics } from "../services/metrics.js";
 import type { ServerError } from "../services/types.js";
 import type { AppEnv } from "./context.js";
+import { messageOf } from "../error-message.js";
 
 /**
  * One line per request (method, path, status, timing, the error code if any) and its metrics;
@@ -26,7 +27,7 @@ export function accessLog(log: Logger, metrics: Metrics, errors: WeakMap<Context
       const error = { method: c.req.method, route, status, code: code ?? null, requestId: c.get("requestId") ?? null };
       // Best effort, after the response.
       void serverErrors.recordServerError(error).catch((failure: unknown) =>
-        log.warn("server error not recorded", { request_id: error.requestId, detail: failure instanceof Error ? failure.message : String(failure) }),
+        log.warn("server error not recorded", { request_id: error.requestId, detail: messageOf(failure) }),
       );
     }
     log.info("request", {

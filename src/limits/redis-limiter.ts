@@ -1,6 +1,7 @@
 import { Redis } from "ioredis";
 import { redactUrl } from "../urls.js";
 import { LimiterUnavailableError, type RateLimiter } from "./types.js";
+import { messageOf } from "../error-message.js";
 
 export interface RedisLimiterOptions {
   /** redis://[user:password@]host:port[/db] */
@@ -95,7 +96,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): RateLimiter {
       await connected();
       return await command();
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = messageOf(error);
       throw new LimiterUnavailableError(`Redis at ${where} is unreachable: ${reason}`, { cause: error });
     }
   }

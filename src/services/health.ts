@@ -1,5 +1,6 @@
 import type { RateLimiter } from "../limits/types.js";
 import type { Store } from "../store/types.js";
+import { messageOf } from "../error-message.js";
 
 export interface PartHealth {
   /** What the part is, for people: "SQLite data/judge.db", "PostgreSQL postgres://…", "Redis redis://…". */
@@ -38,7 +39,7 @@ async function probe(name: string, ping: () => Promise<void>): Promise<PartHealt
     await Promise.race([ping(), timeout]);
     return { name, ok: true };
   } catch (error) {
-    return { name, ok: false, detail: error instanceof Error ? error.message : String(error) };
+    return { name, ok: false, detail: messageOf(error) };
   } finally {
     clearTimeout(timer);
   }

@@ -33,6 +33,7 @@ export const LAYER_OF: Record<string, Layer> = {
   config: "base",
   "logger.ts": "base",
   "urls.ts": "base",
+  "error-message.ts": "base",
   console: "browser",
   compat: "tests",
   testing: "testing",

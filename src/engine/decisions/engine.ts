@@ -15,6 +15,7 @@ import {
 import { DecisionsPrepared, DEFAULT_DECISIONS_MODEL, prepareDecisionsRequest, type DecisionsCall } from "./request.js";
 import { probeStatus, UPSTREAM_FAILED, UPSTREAM_UNAVAILABLE, UPSTREAM_UNUSABLE, upstreamRefusal } from "./upstream-errors.js";
 import { readDecisionsAnswers } from "./validation.js";
+import { messageOf } from "../../error-message.js";
 
 /**
  * The decisions gateway: answers the request's questions by asking any server of OpenAI's
@@ -57,7 +58,7 @@ export function createDecisionsEngine(options: RemoteEngineOptions): JudgmentEng
       refusedSettings = known.state === "failed" && reply.status < 500 && reply.status !== 408;
       return known;
     } catch (error) {
-      return { state: "failed", detail: scrub(error instanceof Error ? error.message : String(error)) };
+      return { state: "failed", detail: scrub(messageOf(error)) };
     }
   };
 

@@ -1,4 +1,4 @@
-import { messageOf } from "../systemone/engine.js";
+import { bodyMessage } from "../systemone/engine.js";
 import type { UpstreamReply } from "../systemone/transport.js";
 import { EngineFailedError, EngineUnavailableError, UpstreamRejectedError, type EngineStatus } from "../types.js";
 
@@ -16,7 +16,7 @@ export const UPSTREAM_UNUSABLE = "the model's server answered something unusable
 
 /** `at` is the endpoint without credentials (`https://api.example/v1/decisions`); `scrub` removes our key. */
 export function upstreamRefusal(at: string, reply: UpstreamReply, scrub: (text: string) => string, calls?: string): Error {
-  const said = scrub(messageOf(reply.text));
+  const said = scrub(bodyMessage(reply.text));
   const answered = `${at} answered ${reply.status}`;
   if (refusesOurModel(reply)) {
     return new EngineUnavailableError(`${answered}: it does not serve the model this gateway names (check JUDGE_ENGINE_MODEL): ${said}`, UPSTREAM_UNAVAILABLE);
@@ -49,7 +49,7 @@ export function upstreamRefusal(at: string, reply: UpstreamReply, scrub: (text: 
 
 /** For the operator (/health, the log): which upstream refused the key, and which setting holds it. */
 export function keyRefusal(at: string, reply: UpstreamReply, scrub: (text: string) => string): string {
-  return `${at} answered ${reply.status}: it refused this gateway's key (check JUDGE_ENGINE_KEY): ${scrub(messageOf(reply.text))}`;
+  return `${at} answered ${reply.status}: it refused this gateway's key (check JUDGE_ENGINE_KEY): ${scrub(bodyMessage(reply.text))}`;
 }
 
 /**
@@ -58,7 +58,7 @@ export function keyRefusal(at: string, reply: UpstreamReply, scrub: (text: strin
  * the healthy answer; a refused key, a wrong URL or model, a server that is down or loading is not.
  */
 export function probeStatus(at: string, reply: UpstreamReply, scrub: (text: string) => string): EngineStatus {
-  const said = scrub(messageOf(reply.text));
+  const said = scrub(bodyMessage(reply.text));
   if (refusesOurModel(reply) || reply.status === 401 || reply.status === 402 || reply.status === 403 || reply.status === 404) {
     return { state: "failed", detail: (upstreamRefusal(at, reply, scrub) as Error).message };
   }

@@ -23,6 +23,7 @@ import {
 } from "../types.js";
 import { pingHealth, servedModel, serverTokenizer } from "./server.js";
 import { probeCandidates, probeRawLogprobs } from "./probe.js";
+import { messageOf } from "../../error-message.js";
 
 export interface HfServerAdapter {
   kind: "vllm" | "sglang";
@@ -173,8 +174,4 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(resolve, ms);
     signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
   });
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

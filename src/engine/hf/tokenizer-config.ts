@@ -6,6 +6,7 @@ import { createChatPromptTemplate, type ChatPromptTemplate } from "../chat-promp
 import type { Token } from "../label-trie.js";
 import type { BuiltinToken, RemoteTokenizer } from "../remote/prepare.js";
 import { UnsupportedTextError } from "../types.js";
+import { messageOf } from "../../error-message.js";
 
 /**
  * What a remote engine needs from a Hugging Face `tokenizer_config.json` (the file vLLM and
@@ -30,7 +31,7 @@ export async function readTokenizerConfig(file: string): Promise<TokenizerConfig
   try {
     json = JSON.parse(await readFile(file, "utf8"));
   } catch (error) {
-    throw new Error(`cannot read the tokenizer config ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`cannot read the tokenizer config ${file}: ${messageOf(error)}`);
   }
   const config = parseTokenizerConfig(json, file);
   const jinja = path.join(path.dirname(file), "chat_template.jinja");

@@ -24,6 +24,7 @@ import { chatWrapperFor, factsChanged, readServerFacts, type ServerFacts } from 
 import { readLabelLogProbsOnSlot } from "./walk.js";
 import type { LiftMemory } from "./lifted-read.js";
 import { learnLabelDepths } from "./calibrate.js";
+import { messageOf } from "../../error-message.js";
 
 /** Knobs for tests and operators; the defaults are what production runs with. */
 export interface LlamaServerEngineTuning {
@@ -208,8 +209,4 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms);
     signal.addEventListener("abort", done, { once: true });
   });
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

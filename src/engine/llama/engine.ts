@@ -10,7 +10,7 @@ import {
   type Token,
 } from "../label-trie.js";
 import { longestTokenBytes, refuseCertainlyOverBudget } from "../budget-bound.js";
-import { loadModel, messageOf, modelIdFrom, type LlamaGpu, type LoadedModel } from "./runtime.js";
+import { loadModel, modelIdFrom, type LlamaGpu, type LoadedModel } from "./runtime.js";
 import { createSequenceBrancher, type SequenceBrancher } from "./sequence-brancher.js";
 import { createStrictBrancher } from "./strict-brancher.js";
 import { strictReuse } from "../strict-shapes.js";
@@ -30,6 +30,7 @@ import {
   type JudgmentEngine,
 } from "../types.js";
 import { PreparedTokens, type PreparedQuestion } from "../prepared-tokens.js";
+import { messageOf } from "../../error-message.js";
 
 export type { LlamaGpu };
 

@@ -11,6 +11,7 @@ import {
 import { createChatPromptTemplate, type ChatPromptTemplate } from "../chat-prompt.js";
 import { findModelFile } from "./model-file.js";
 import { STRICT_BATCH } from "../strict-shapes.js";
+import { messageOf } from "../../error-message.js";
 
 /** Which llama.cpp build to run on: `auto` takes a GPU when a prebuilt binary for it works here. */
 export type LlamaGpu = "auto" | "cuda" | "vulkan" | "metal" | "off";
@@ -124,8 +125,4 @@ export function bosTextOf(model: LlamaModel): string | undefined {
 export function modelIdFrom(model: string): string {
   const file = model.startsWith("hf:") ? model.split("/").pop()! : path.basename(model);
   return file.replace(/\.gguf$/i, "");
-}
-
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,4 +1,5 @@
 import { EngineFailedError, EngineUnavailableError, RequestAbortedError } from "../types.js";
+import { messageOf } from "../../error-message.js";
 
 /** A server this engine talks to: its base URL, an optional bearer key, and how long one call may take. */
 export interface RemoteServer {
@@ -65,7 +66,7 @@ export function describe(server: Pick<RemoteServer, "url">): string {
 function causeOf(error: unknown): string {
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
   const code = (cause as { code?: string } | undefined)?.code;
-  const message = cause instanceof Error ? cause.message : String(cause);
+  const message = messageOf(cause);
   return code && !message.includes(code) ? `${code} ${message}` : message;
 }
 

@@ -14,6 +14,7 @@ import {
 import { createTransport, type UpstreamReply } from "./transport.js";
 import { prepareUpstreamRequest, SystemOnePrepared } from "./upstream-request.js";
 import { readUpstreamAnswers } from "./validation.js";
+import { messageOf } from "../../error-message.js";
 
 /**
  * The System One gateway: forwards the request's questions to any server that speaks
@@ -67,7 +68,7 @@ export function createSystemOneEngine(options: RemoteEngineOptions): JudgmentEng
       const known = key.state === "accepted" ? key : await probeKey();
       return known.state === "refused" ? { state: "failed", detail: known.detail } : { state: "ready" };
     } catch (error) {
-      return { state: "failed", detail: scrub(error instanceof Error ? error.message : String(error)) };
+      return { state: "failed", detail: scrub(messageOf(error)) };
     }
   };
 
@@ -159,7 +160,7 @@ export function createSystemOneEngine(options: RemoteEngineOptions): JudgmentEng
  * at the upstream, its rate limit, its failure.
  */
 export function refusal(where: string, reply: UpstreamReply, scrub: (text: string) => string): Error {
-  const said = scrub(messageOf(reply.text));
+  const said = scrub(bodyMessage(reply.text));
   const at = `${where}/v1/systemone answered ${reply.status}`;
   switch (reply.status) {
     case 400:
@@ -199,7 +200,7 @@ const isKeyRefusal = (status: number) => status === 401 || status === 403;
 
 /** For the operator (/health, the log): which upstream refused the key, and which setting holds it. */
 function keyRefusal(where: string, reply: UpstreamReply, scrub: (text: string) => string): string {
-  return `${where}/v1/systemone answered ${reply.status}: it refused this gateway's key (check JUDGE_ENGINE_KEY): ${scrub(messageOf(reply.text))}`;
+  return `${where}/v1/systemone answered ${reply.status}: it refused this gateway's key (check JUDGE_ENGINE_KEY): ${scrub(bodyMessage(reply.text))}`;
 }
 
 /** A strict upstream's refusal of the unknown field (pydantic's "extra_forbidden", for one), not of the request. */
@@ -209,7 +210,7 @@ function refusesLogitsField(reply: UpstreamReply): boolean {
 
 function unhealthy(where: string, reply: UpstreamReply, scrub: (text: string) => string): EngineStatus {
   const body = parseOrUndefined(reply.text) as { status?: unknown } | undefined;
-  const said = scrub(messageOf(reply.text));
+  const said = scrub(bodyMessage(reply.text));
   const loading = reply.status === 503 && (body?.status === "loading" || /loading/i.test(said));
   return loading
     ? { state: "loading", detail: `${where} is loading: ${said}` }
@@ -217,7 +218,7 @@ function unhealthy(where: string, reply: UpstreamReply, scrub: (text: string) =>
 }
 
 /** The error text of a body in any of the ecosystem's shapes: {error}, {detail}, {detail: {message}}, {message}, {error: {message}}. */
-export function messageOf(text: string): string {
+export function bodyMessage(text: string): string {
   const body = parseOrUndefined(text) as Record<string, unknown> | undefined;
   const candidates = [body?.error, body?.detail, body?.message];
   for (const candidate of candidates) {

@@ -7,6 +7,7 @@ import {
   type JudgmentEngine,
   type PreparedJudgment,
 } from "../../engine/types.js";
+import { messageOf } from "../../error-message.js";
 
 /**
  * An in-process model that loads on first use and unloads after `keepAliveMs` idle, or earlier
@@ -179,7 +180,7 @@ export function createKeepAlive(options: KeepAliveOptions): { engine: JudgmentEn
     try {
       engine = options.create();
     } catch (error) {
-      return fail(error instanceof Error ? error.message : String(error));
+      return fail(messageOf(error));
     }
     await Promise.resolve(engine.ready).catch(() => undefined);
     const status = await Promise.resolve(engine.status()).catch((error: unknown) => ({ state: "failed" as const, detail: String(error) }));
