@@ -2,7 +2,7 @@
  * Billed requests per second through the System One gateway (JUDGE_ENGINE=systemone) on SQLite,
  * in front of an upstream that answers at once: what the gateway itself costs per request (keys,
  * rate limit, hold, the upstream call, validation, settle). The gateway runs as its own process
- * through main.ts's start() with JUDGE_ENGINE=systemone (the engine factory's path); the instant
+ * through composition.ts's start() with JUDGE_ENGINE=systemone (the engine factory's path); the instant
  * upstream and the load (node:http, keep-alive) share this process. With --profile the gateway's measured phase (not its start-up) runs under the V8
  * CPU profiler and its top self-time functions and modules are printed.
  *
@@ -27,7 +27,7 @@ import { runLoad } from "../src/bench/load.js";
 import { summarizeLatencies } from "../src/bench/stats.js";
 import { loadConfig } from "../src/config/environment.js";
 import type { JudgmentEngine } from "../src/engine/types.js";
-import { start } from "../src/main.js";
+import { start } from "../src/composition.js";
 import { buildServices } from "../src/services/build.js";
 import { newTestDatabase } from "../src/testing/databases.js";
 import { cleanEnv, freePort } from "../src/testing/instances.js";
@@ -82,7 +82,7 @@ async function startUpstreamProcess() {
   };
 }
 
-/** The child's role: the gateway as `judge serve` builds it (main.ts's start(), the engine from the factory). */
+/** The child's role: the gateway as `judge serve` builds it (composition.ts's start(), the engine from the factory). */
 async function serveGateway(): Promise<void> {
   const config = loadConfig();
   const running = await start(config, { engine: args.baseline ? instantEngine() : undefined });

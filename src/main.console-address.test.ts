@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { consoleUrl } from "./main.js";
+import { consoleUrl } from "./composition.js";
 import { startTestServer, type TestServer } from "./testing/server.js";
 
 /** The console's address is printed at start when an admin token turns the console on; never the token. */

@@ -88,3 +88,14 @@ export function settingsHelp(): string {
     ...lines.map((line) => `  ${line}`),
   ].join("\n");
 }
+
+/** What stderr says when the in-process model cannot load: the setting to fix, or the fixture to serve instead. */
+export function modelHelp(detail: string): string {
+  return [
+    "",
+    `The model could not be loaded: ${detail}`,
+    "Point JUDGE_MODEL at a local GGUF file (JUDGE_MODEL=path/to/model.gguf npm start),",
+    "or run `npm run start:fixture` to serve the tiny self-made model (meaningless answers, everything else real).",
+    "",
+  ].join("\n");
+}

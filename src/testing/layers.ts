@@ -14,6 +14,7 @@ import ts from "typescript";
 /** The layer of every top-level file and folder of src/; one not listed is itself a violation. */
 export const LAYER_OF: Record<string, Layer> = {
   "main.ts": "root",
+  "composition.ts": "root",
   cli: "cli",
   evaluation: "tools",
   bench: "tools",
@@ -59,9 +60,9 @@ export type Layer =
 
 /**
  * What each layer's production files may import of src/, besides themselves. Downward only:
- * the composition root (main.ts) wires everything; the CLI and the edge call services and share
- * views; tools (evaluation, bench, clients) are clients of the HTTP API and never reach the
- * store or the services; judgment/ and money/ are pure.
+ * the composition root (composition.ts, and main.ts, the process around it) wires everything;
+ * the CLI and the edge call services and share views; tools (evaluation, bench, clients) are
+ * clients of the HTTP API and never reach the store or the services; judgment/ and money/ are pure.
  */
 export const MAY_IMPORT: Record<Exclude<Layer, "tests" | "testing">, readonly Layer[]> = {
   root: ["cli", "edge", "views", "services", "judgment", "engine", "store", "limits", "money", "gguf", "base"],

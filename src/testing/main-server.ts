@@ -1,14 +1,14 @@
 import { parseConfig } from "../config/environment.js";
 import type { JudgmentEngine } from "../engine/types.js";
-import { start, type RunningService } from "../main.js";
+import { start, type RunningService } from "../composition.js";
 import { buildServices } from "../services/build.js";
 import type { PlanInput } from "../store/types.js";
 import { newTestDatabase, type StoreEngine, type TestDatabase } from "./databases.js";
 import { addTestAccount } from "./server.js";
 
 /**
- * The service as main.ts starts it (its HTTP server with the header and body timeouts, its
- * shutdown), in this process, on a fresh database (SQLite unless `store` says PostgreSQL) with
+ * The service as composition.ts starts it (its HTTP server with the header and body timeouts,
+ * its shutdown), in this process, on a fresh database (SQLite unless `store` says PostgreSQL) with
  * one account and key. For tests of what sits under the app: slow and malformed requests,
  * shutdown, hostile traffic.
  */

@@ -5,12 +5,12 @@
  * `node --import tsx server-process.ts '<json options>'`; prints one JSON line
  * { url, key, accountId } once it listens. Driven by worker-pool.ts.
  *
- * It starts through main.ts's start() like startTestServer, without importing that (which
+ * It starts through composition.ts's start() like startTestServer, without importing that (which
  * loads node-llama-cpp for the tiny model: seconds this process does not need).
  */
 import { parseConfig } from "../config/environment.js";
 import { createLogger } from "../logger.js";
-import { start } from "../main.js";
+import { start } from "../composition.js";
 import { buildServices } from "../services/build.js";
 import type { PlanInput } from "../store/types.js";
 import { hangingEngine } from "./hanging-engine.js";

@@ -2,7 +2,7 @@ import { parseConfig } from "../config/environment.js";
 import { createLlamaEngine } from "../engine/llama/engine.js";
 import type { JudgmentEngine } from "../engine/types.js";
 import { createLogger } from "../logger.js";
-import { start } from "../main.js";
+import { start } from "../composition.js";
 import { buildServices, type Services } from "../services/build.js";
 import { isStoreError } from "../store/errors.js";
 import type { PlanInput, Store } from "../store/types.js";
@@ -108,7 +108,7 @@ async function createTestPlan(services: Services, plan: Partial<PlanInput> = {})
 }
 
 /**
- * The real service on a free port, started through main.ts's `start` exactly as `npm start`
+ * The real service on a free port, started through composition.ts's `start` as `npm start`
  * does (the production HTTP server, its timeouts and shutdown included), on services built by
  * buildServices from a parsed configuration: a real database (SQLite unless `store` or
  * `database` says PostgreSQL), and by default the real engine on the tiny fixture model.

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../config/environment.js";
-import { start } from "../../main.js";
+import { start } from "../../composition.js";
 import { adminCall, TINY_JUDGMENT } from "../../testing/admin-client.js";
 import { hangingEngine } from "../../testing/hanging-engine.js";
 import { freePort } from "../../testing/instances.js";
