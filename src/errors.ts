@@ -1,12 +1,3 @@
-import {
-  BudgetError,
-  EngineFailedError,
-  EngineUnavailableError,
-  RequestAbortedError,
-  UnsupportedTextError,
-  UpstreamLimitError,
-  UpstreamRejectedError,
-} from "./engine/types.js";
 import { LimiterUnavailableError } from "./limits/types.js";
 import { standingHeaders } from "./http/standing-headers.js";
 import { InsufficientFundsError, KeyBudgetExhaustedError, UnknownAccountError } from "./services/errors.js";
@@ -179,17 +170,11 @@ export interface ErrorBody {
 /** Maps a thrown error to what the client sees; anything unexpected becomes a 500. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  if (error instanceof JudgingRefusal) return new ApiError(error.code, error.message);
+  // The engine's errors too: judging maps them to the catalogue's codes (services/judging/errors.ts).
+  if (error instanceof JudgingRefusal) return new ApiError(error.code, error.clientMessage ?? error.message);
   // The standing that explains the refusal travels with it.
   if (error instanceof InsufficientFundsError) return new ApiError("insufficient_funds", error.message, standingHeaders(error.standing));
   if (error instanceof KeyBudgetExhaustedError) return new ApiError("key_budget_exhausted", error.message, standingHeaders(error.standing));
-  if (error instanceof BudgetError) return new ApiError("over_budget", error.message);
-  if (error instanceof UpstreamLimitError) return new ApiError("over_upstream_limit", error.message);
-  if (error instanceof EngineUnavailableError) return new ApiError("model_unavailable", error.clientMessage ?? error.message);
-  if (error instanceof EngineFailedError) return new ApiError("model_failed", error.clientMessage ?? error.message);
-  if (error instanceof UpstreamRejectedError) return new ApiError("upstream_rejected", error.message);
-  if (error instanceof UnsupportedTextError) return new ApiError("invalid_request", error.message);
-  if (error instanceof RequestAbortedError) return new ApiError("client_closed_request", error.message);
   if (error instanceof LimiterUnavailableError) return new ApiError("rate_limiter_unavailable", `${error.message}; nothing was charged`);
   if (error instanceof UnknownAccountError) return new ApiError("invalid_api_key", "invalid or revoked API key");
   if (error instanceof StoreError) return fromStoreError(error);

@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { EngineFailedError, RequestAbortedError, type EngineResult, type JudgmentEngine } from "../../engine/types.js";
+import { BudgetError, EngineFailedError, EngineUnavailableError, type EngineResult, type JudgmentEngine } from "../../engine/types.js";
 import { NEUTRAL_TEMPERATURES } from "../../judgment/answers.js";
 import type { JudgmentPrompt } from "../../judgment/prompt.js";
 import { billingStores, type BillingFixture } from "../../testing/billing-store.js";
 import { STORE_ENGINES } from "../../testing/databases.js";
 import { evaluateFailsEngine, unavailableEngine } from "../../testing/fault-engines.js";
 import { InsufficientFundsError } from "../errors.js";
+import { JudgingRefusal } from "./errors.js";
 import { judge, type JudgingDeps, type JudgingRequest, type ModelChoice } from "./judge.js";
 
 /**
@@ -147,7 +148,7 @@ describe.each(STORE_ENGINES)("judge(): hold, settle and refusals on %s", (storeE
     const fixture = await stores.open({ balanceMicro: 1_000_000 });
     const fallback = fakeEngine("m2");
     const failing = [choice(evaluateFailsEngine(), "m1"), choice(fallback.engine)];
-    await expect(judge(deps(fixture), await request(fixture, failing), render)).rejects.toBeInstanceOf(EngineFailedError);
+    await expect(judge(deps(fixture), await request(fixture, failing), render)).rejects.toMatchObject({ code: "model_failed" });
     expect(fallback.prompts).toHaveLength(0);
     expect(await standingOf(fixture)).toMatchObject({ balanceMicro: 1_000_000, heldMicro: 0 });
   });
@@ -158,7 +159,7 @@ describe.each(STORE_ENGINES)("judge(): hold, settle and refusals on %s", (storeE
     const { engine } = fakeEngine("m1");
     const leaving: JudgmentEngine = { ...engine, evaluate: async (...args) => ((client.abort(), await engine.evaluate(...args))) };
     const asked = await request(fixture, [choice(leaving, "m1")], { signal: client.signal });
-    await expect(judge(deps(fixture), asked, render)).rejects.toBeInstanceOf(RequestAbortedError);
+    await expect(judge(deps(fixture), asked, render)).rejects.toMatchObject({ code: "client_closed_request" });
     expect(await standingOf(fixture)).toMatchObject({ balanceMicro: 1_000_000, heldMicro: 0 });
   });
 
@@ -180,5 +181,27 @@ describe.each(STORE_ENGINES)("judge(): hold, settle and refusals on %s", (storeE
     await first;
     const other = judge(deps(fixture), await request(fixture, [choice(engine)], { idempotencyKey: "k", bodyDigest: "another" }), render);
     await expect(other).rejects.toMatchObject({ code: "idempotency_key_reused" });
+  });
+});
+
+describe("judge(): the engine's errors, as the catalogue's codes", () => {
+  const failingWith = (error: Error, where: "prepare" | "evaluate" = "evaluate"): JudgmentEngine => {
+    const { engine } = fakeEngine("m1");
+    return { ...engine, [where]: async () => Promise.reject(error) };
+  };
+
+  it("maps each once, keeping the operator's message for the log and the client's apart", async () => {
+    const fixture = await stores.open({ balanceMicro: 1_000_000 });
+    const failed = judge(deps(fixture), await request(fixture, [choice(failingWith(new EngineFailedError("at http://upstream: 500", { clientMessage: "the model failed" })))]), render);
+    await expect(failed).rejects.toBeInstanceOf(JudgingRefusal);
+    await expect(failed).rejects.toMatchObject({ code: "model_failed", message: "at http://upstream: 500", clientMessage: "the model failed" });
+    const down = judge(deps(fixture), await request(fixture, [choice(failingWith(new EngineUnavailableError("not loaded"), "prepare"))]), render);
+    await expect(down).rejects.toMatchObject({ code: "model_unavailable", message: "not loaded" });
+  });
+
+  it("names the question a preparation refusal is about by the client's id", async () => {
+    const fixture = await stores.open({ balanceMicro: 1_000_000 });
+    const over = judge(deps(fixture), await request(fixture, [choice(failingWith(new BudgetError("too long", 0), "prepare"))]), render);
+    await expect(over).rejects.toMatchObject({ code: "over_budget", message: 'question "angry": too long' });
   });
 });

@@ -7,16 +7,17 @@ import type { BillingService, IdempotencyInput, Payer } from "../billing.js";
 import { IdempotencyKeyLostError } from "../errors.js";
 import type { BilledTo, Reservation, Standing, StoredResponse } from "../types.js";
 import { deadline } from "./deadline.js";
-import { JudgingRefusal } from "./errors.js";
+import { JudgingRefusal, judgingRefusalOf } from "./errors.js";
 import { prepareJudgment, type Judged, type JudgingModel } from "./prepare.js";
 
 /**
  * The one judging flow below POST /v1/systemone and POST /v1/decisions, from parsed questions
  * to the response text: idempotency claim or replay, prepare, hold the charge, run the model
  * (the hold released on failure), settle. It knows no HTTP: it returns data and throws domain
- * errors (JudgingRefusal, InsufficientFundsError, the engine's), which the edge maps to
- * statuses through the error catalogue. Each route only maps its own wire format in and out,
- * so both get the same engine, billing, idempotency and calibration.
+ * errors (JudgingRefusal, the engine's mapped to one in errors.ts; InsufficientFundsError and
+ * the store's as billing throws them), which the edge maps to statuses through the catalogue.
+ * Each route only maps its own wire format in and out, so both get the same engine, billing,
+ * idempotency and calibration.
  */
 
 /** What judging needs besides the models a request names (the composition root builds it once). */
@@ -114,7 +115,7 @@ export async function judge(deps: JudgingDeps, request: JudgingRequest, render: 
     throw new Error("unreachable: the last model's failure is thrown");
   } catch (error) {
     if (claim) await deps.billing.abandonIdempotencyKey(claim).catch(() => undefined);
-    throw error;
+    throw judgingRefusalOf(error);
   } finally {
     time.dispose();
   }

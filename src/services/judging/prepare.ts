@@ -184,13 +184,13 @@ async function prepareWithin(engine: JudgmentEngine, prompt: JudgmentPrompt, dea
   }
 }
 
-/** A preparation refused (budget, upstream limit) is the client's fault (a 400), naming its question by id. */
+/** A preparation refused (budget, upstream limit) is the client's fault: its message names the question by the client's id. */
 async function explainingRefusals<T>(ids: string[], prepare: () => Promise<T>): Promise<T> {
   try {
     return await prepare();
   } catch (error) {
-    if (!(error instanceof BudgetError) && !(error instanceof UpstreamLimitError)) throw error;
-    const which = error.questionIndex === undefined ? "" : `question ${JSON.stringify(ids[error.questionIndex])}: `;
-    throw new JudgingRefusal(error instanceof UpstreamLimitError ? "over_upstream_limit" : "over_budget", which + error.message);
+    if (!(error instanceof BudgetError || error instanceof UpstreamLimitError) || error.questionIndex === undefined) throw error;
+    const why = `question ${JSON.stringify(ids[error.questionIndex])}: ${error.message}`;
+    throw error instanceof UpstreamLimitError ? new UpstreamLimitError(why) : new BudgetError(why);
   }
 }
