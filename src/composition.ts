@@ -4,6 +4,7 @@ import { firstKeyHelp } from "./cli/follow-up.js";
 import { modelHelp } from "./config/help.js";
 import type { Config } from "./config/types.js";
 import type { JudgmentEngine } from "./engine/types.js";
+import { messageOf } from "./error-message.js";
 import { startHttpServer } from "./http/node-server.js";
 import { temperaturesFor } from "./judgment/calibration.js";
 import { promptStyleFor } from "./judgment/prompt.js";
@@ -191,7 +192,7 @@ function explainStartupError(error: unknown): string {
   if (code === "EADDRINUSE") return "the port is in use by another process (set JUDGE_PORT)";
   if (code === "EACCES") return "permission denied (ports below 1024 need privileges; set JUDGE_PORT)";
   if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND") return "no such address on this machine (check JUDGE_HOST)";
-  return error instanceof Error ? error.message : String(error);
+  return messageOf(error);
 }
 
 /**

@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import { start, StartupError, type RunningService, type StartOptions } from "./composition.js";
 import { loadConfig } from "./config/environment.js";
 import type { Config } from "./config/types.js";
+import { messageOf } from "./error-message.js";
 import { isStoreError } from "./services/types.js";
 import { oneLine } from "./views/text.js";
 
@@ -41,7 +42,7 @@ export async function serveUntilSignalled(config: Config, options: StartOptions 
     void running.close().then(
       () => process.exit(0),
       (error: unknown) => {
-        process.stderr.write(`judge: shutdown failed: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.stderr.write(`judge: shutdown failed: ${messageOf(error)}\n`);
         process.exit(1);
       },
     );
@@ -61,7 +62,7 @@ function configOrFail(): Config {
   try {
     return loadConfig();
   } catch (error) {
-    failStart(new StartupError(error instanceof Error ? error.message : String(error)));
+    failStart(new StartupError(messageOf(error)));
   }
 }
 
