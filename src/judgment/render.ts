@@ -16,7 +16,7 @@ export function renderValue(value: unknown, numberTexts?: NumberTexts): string {
  * Numbers of a request as its JSON wrote them, where a JavaScript number would print them
  * otherwise (`1e999`, `9007199254740993`, a 30-digit id, `1.0`): container (the parsed object or
  * array itself) → key (an array's index as a string) → text. The HTTP body reader records them
- * (src/http/json-numbers.ts) and the request carries them (`JudgmentAsked.numberTexts`);
+ * (src/http/json-numbers.ts) and the request carries them (`JudgmentRequest.numberTexts`);
  * rendering prints them as written, so the model reads the numbers the client sent.
  */
 export type NumberTexts = ReadonlyMap<object, ReadonlyMap<string, string>>;

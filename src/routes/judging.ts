@@ -5,7 +5,8 @@ import type { AppEnv } from "../http/context.js";
 import type { JsonBody } from "../http/read-body.js";
 import { billingHeaders } from "../http/standing-headers.js";
 import type { DebiasMode } from "../judgment/debias.js";
-import { judge, type JudgingDeps, type JudgmentAsked, type RenderAnswers } from "../services/judging/judge.js";
+import { judge, type JudgingDeps, type RenderAnswers } from "../services/judging/judge.js";
+import type { JudgmentRequest } from "../services/judging/request.js";
 import type { LimitsService } from "../services/limits.js";
 import type { ModelRegistry, ServedModel } from "../services/served-models/registry.js";
 import type { Temperatures } from "../judgment/answers.js";
@@ -14,9 +15,10 @@ import type { Caller } from "../http/context.js";
 
 /**
  * What POST /v1/systemone and POST /v1/decisions share at the edge: the judging service
- * (services/judging/) called with what the request says, its outcome written as a response.
+ * (services/judging/) called with the one JudgmentRequest, its outcome written as a response.
  */
 
+/** What both judging routes need: the judging service's deps and the edge's own. */
 export interface JudgingRouteDeps extends JudgingDeps {
   keys: KeyAuthenticator;
   limits: LimitsService;
@@ -29,36 +31,31 @@ export interface JudgingRouteDeps extends JudgingDeps {
   temperaturesOf: (modelId: string) => Temperatures;
 }
 
-export interface ParsedJudgment extends JudgmentAsked {
-  /** The body as read: an Idempotency-Key compares its digest. */
-  body: JsonBody;
-}
-
-export async function answerQuestions(
-  c: Context<AppEnv>,
-  deps: JudgingRouteDeps,
-  parsed: ParsedJudgment,
-  render: RenderAnswers,
-  model: ServedModel,
-): Promise<Response> {
-  const { body, ...judgment } = parsed;
+/**
+ * What the edge knows of a judging request whatever its wire format: who asks, its
+ * Idempotency-Key and the digest of the body as read, the client's signal, and the chain of
+ * models to try from the one asked. Each route adds what its body asks.
+ */
+export function judgingContext(c: Context<AppEnv>, deps: JudgingRouteDeps, body: JsonBody, model: ServedModel) {
   // Fallbacks the plan may not use are skipped: a restriction is never got round by a model being down.
   const allowed = (m: ServedModel) => isAllowed(m, c.get("caller"));
-  const models = deps.models.chain(model).filter(allowed).map((m) => ({ id: m.id, engine: m.engine, multiplierMilli: m.multiplierMilli, temperatures: () => deps.temperaturesOf(m.id) }));
+  const models = deps.models
+    .chain(model)
+    .filter(allowed)
+    .map((m) => ({ id: m.id, engine: m.engine, multiplierMilli: m.multiplierMilli, temperatures: () => deps.temperaturesOf(m.id) }));
   if (deps.models.declared) c.set("model", model.id);
-  const outcome = await judge(
-    deps,
-    {
-      ...judgment,
-      models,
-      caller: c.get("caller"),
-      requestId: c.get("requestId"),
-      idempotencyKey: idempotencyKeyOf(c),
-      bodyDigest: body.digest,
-      signal: c.req.raw.signal,
-    },
-    render,
-  );
+  return {
+    models,
+    caller: c.get("caller"),
+    requestId: c.get("requestId"),
+    idempotencyKey: idempotencyKeyOf(c),
+    bodyDigest: body.digest,
+    signal: c.req.raw.signal,
+  } satisfies Partial<JudgmentRequest>;
+}
+
+export async function answerQuestions(c: Context<AppEnv>, deps: JudgingRouteDeps, request: JudgmentRequest, render: RenderAnswers): Promise<Response> {
+  const outcome = await judge(deps, request, render);
   c.set("judging", outcome);
   const headers: Record<string, string> = { ...JSON_TYPE, ...billingHeaders(outcome) };
   // Never silent: the body's `model` is the one that answered, and this names the one that was down.

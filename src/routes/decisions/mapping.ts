@@ -1,6 +1,7 @@
 import { keyed } from "../../judgment/keyed.js";
 import { renderValue, type NumberTexts } from "../../judgment/render.js";
 import type { Answer, Question } from "../../judgment/schema.js";
+import type { JudgmentRequest } from "../../services/judging/request.js";
 
 /**
  * The OpenAI Decisions format (POST /v1/decisions) onto our questions and back, as pure
@@ -77,11 +78,8 @@ export class UnsupportedDecisionError extends Error {
 /** Text, or a JSON object or array (an `input_json` part's value). */
 type Content = string | Record<string, unknown> | unknown[];
 
-export interface MappedDecisions {
-  state: Content;
-  ids: string[];
-  questions: Question[];
-}
+/** What a Decisions request asks, in the one JudgmentRequest's terms; its state is text or an `input_json` value. */
+export type MappedDecisions = Pick<JudgmentRequest, "ids" | "questions"> & { state: Content };
 
 /** `numberTexts`: the body's numbers as written, for the pieces joined into one text here. */
 export function toJudgment(request: DecisionsRequest, numberTexts?: NumberTexts): MappedDecisions {

@@ -7,12 +7,13 @@ import { decisionsUsage, toDecisionAnswers, toJudgment, UnsupportedDecisionError
 import type { NumberTexts } from "../../judgment/render.js";
 import type { Judged } from "../../services/judging/prepare.js";
 import { withDiagnostics } from "../diagnostics.js";
-import { answerQuestions, pickModel } from "../judging.js";
+import type { JudgmentRequest } from "../../services/judging/request.js";
+import { answerQuestions, judgingContext, pickModel, type JudgingRouteDeps } from "../judging.js";
 import { openAIErrorFormat, ParamError } from "./errors.js";
 import { DecisionsErrorBody, DecisionsInputJson, DecisionsInputText, DecisionsRequest, DecisionsResponse, DecisionsUserMessage } from "./schema.js";
 import { billedToHeader, errorResponses, judgingErrorDescriptions, judgingErrorHeaders, rateLimitHeaders, requestIdHeader, standingHeaders } from "../shared.schema.js";
 import { rateLimit } from "../../http/rate-limit.js";
-import { describeIssues, type SystemOneDeps } from "../systemone/route.js";
+import { describeIssues } from "../systemone/route.js";
 
 /**
  * POST /v1/decisions: the OpenAI Decisions format (`client.decisions.create` of the official
@@ -23,8 +24,6 @@ import { describeIssues, type SystemOneDeps } from "../systemone/route.js";
 
 /** The hosted service's model name (the SDK's `model` documentation); here it means "the model this server serves". */
 export const DECISIONS_MODEL_ALIASES = ["gpt-6-luna"] as const;
-
-export type DecisionsDeps = SystemOneDeps;
 
 const route = createRoute({
   method: "post",
@@ -55,7 +54,7 @@ const route = createRoute({
   },
 });
 
-export function registerDecisions(app: App, deps: DecisionsDeps): void {
+export function registerDecisions(app: App, deps: JudgingRouteDeps): void {
   // Documented by hand-written schemas (the validator is looser: see decisions.schema.ts).
   for (const [name, schema] of [
     ["DecisionsUserMessage", DecisionsUserMessage],
@@ -73,8 +72,16 @@ export function registerDecisions(app: App, deps: DecisionsDeps): void {
     if (!("model" in picked)) throw new ParamError(picked.code, picked.message, "model");
     const questions: readonly DecisionsQuestion[] = request.questions;
     const mapped = mapOrRefuse(request, body.numberTexts);
-    const judgment = { ...mapped, numberTexts: body.numberTexts, includeLogits: false, debias: request.x_debias ?? deps.debias, diagnostics: request.x_diagnostics === true, contextual: request.x_calibration === "contextual", body };
-    return answerQuestions(c, deps, judgment, (judged) => JSON.stringify(responseBody(questions, judged)), picked.model);
+    const judgment: JudgmentRequest = {
+      ...mapped,
+      numberTexts: body.numberTexts,
+      includeLogits: false,
+      debias: request.x_debias ?? deps.debias,
+      diagnostics: request.x_diagnostics === true,
+      contextual: request.x_calibration === "contextual",
+      ...judgingContext(c, deps, body, picked.model),
+    };
+    return answerQuestions(c, deps, judgment, (judged) => JSON.stringify(responseBody(questions, judged)));
   });
 }
 
@@ -97,7 +104,7 @@ function mapOrRefuse(request: DecisionsRequest, numberTexts: NumberTexts | undef
 }
 
 /** Validates the body against the schema and this server's limits; `param` names the field at fault. */
-export function parseDecisionsRequest(body: unknown, deps: Pick<DecisionsDeps, "maxQuestions">): DecisionsRequest {
+export function parseDecisionsRequest(body: unknown, deps: Pick<JudgingRouteDeps, "maxQuestions">): DecisionsRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ApiError("invalid_request", "the request body must be a JSON object");
   }

@@ -7,7 +7,8 @@ import { readJsonBody } from "../../http/read-body.js";
 import { keyed } from "../../judgment/keyed.js";
 import { withDiagnostics } from "../diagnostics.js";
 import type { Judged } from "../../services/judging/prepare.js";
-import { answerQuestions, pickModel, type JudgingRouteDeps } from "../judging.js";
+import type { JudgmentRequest } from "../../services/judging/request.js";
+import { answerQuestions, judgingContext, pickModel, type JudgingRouteDeps } from "../judging.js";
 import {
   billedToHeader,
   judgingErrorDescriptions,
@@ -17,12 +18,10 @@ import {
   requestIdHeader,
   standingHeaders,
 } from "../shared.schema.js";
-import { JudgmentRequest, JudgmentResponse, Question } from "./schema.js";
+import { JudgmentRequest as SystemOneRequest, JudgmentResponse, Question } from "./schema.js";
 
 /** Model names the ecosystem's SDKs send by default; they mean "the model this server serves". */
 export const MODEL_ALIASES = ["jev-latest", "jev-preview"] as const;
-
-export type SystemOneDeps = JudgingRouteDeps;
 
 const route = createRoute({
   method: "post",
@@ -35,7 +34,7 @@ const route = createRoute({
         description: "Optional. A retry with the same key and body gets the first response again and is not charged again (kept 24 h).",
       }),
     }),
-    body: { required: true, content: { "application/json": { schema: JudgmentRequest } } },
+    body: { required: true, content: { "application/json": { schema: SystemOneRequest } } },
   },
   responses: {
     200: {
@@ -52,7 +51,7 @@ const route = createRoute({
   },
 });
 
-export function registerSystemOne(app: App, deps: SystemOneDeps): void {
+export function registerSystemOne(app: App, deps: JudgingRouteDeps): void {
   // `questions` is documented by a hand-written $ref (see recordOf), so the schema it points
   // to is registered explicitly.
   app.openAPIRegistry.register("Question", Question);
@@ -61,23 +60,22 @@ export function registerSystemOne(app: App, deps: SystemOneDeps): void {
   // 413/400, then 402; the model runs only for a request whose charge is held.
   app.post(route.path, authenticate(deps.keys), rateLimit(deps.limits), async (c) => {
     const body = await readJsonBody(c);
-    const request = parseJudgmentRequest(body.value, deps);
-    const picked = pickModel(deps.models, request.model, MODEL_ALIASES, c.get("caller"));
+    const asked = parseJudgmentRequest(body.value, deps);
+    const picked = pickModel(deps.models, asked.model, MODEL_ALIASES, c.get("caller"));
     if (!("model" in picked)) throw new ApiError(picked.code, picked.message);
-    const ids = Object.keys(request.questions);
-    const questions = Object.values(request.questions);
-    const judgment = {
-      state: request.state,
+    const ids = Object.keys(asked.questions);
+    const request: JudgmentRequest = {
+      state: asked.state,
       ids,
-      questions,
-      includeLogits: request.include_logits === true,
-      debias: request.x_debias ?? deps.debias,
-      diagnostics: request.x_diagnostics === true,
-      contextual: request.x_calibration === "contextual",
+      questions: Object.values(asked.questions),
+      includeLogits: asked.include_logits === true,
+      debias: asked.x_debias ?? deps.debias,
+      diagnostics: asked.x_diagnostics === true,
+      contextual: asked.x_calibration === "contextual",
       numberTexts: body.numberTexts,
-      body,
+      ...judgingContext(c, deps, body, picked.model),
     };
-    return answerQuestions(c, deps, judgment, (judged) => JSON.stringify(responseBody(ids, judged)), picked.model);
+    return answerQuestions(c, deps, request, (judged) => JSON.stringify(responseBody(ids, judged)));
   });
 }
 
@@ -92,11 +90,11 @@ function responseBody(ids: string[], judged: Judged): JudgmentResponse {
 }
 
 /** Validates the body against the schema and the limits this server sets. */
-export function parseJudgmentRequest(body: unknown, deps: Pick<SystemOneDeps, "maxQuestions">) {
+export function parseJudgmentRequest(body: unknown, deps: Pick<JudgingRouteDeps, "maxQuestions">) {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ApiError("invalid_request", "the request body must be a JSON object");
   }
-  const parsed = JudgmentRequest.safeParse(body);
+  const parsed = SystemOneRequest.safeParse(body);
   if (!parsed.success) throw new ApiError("invalid_request", describeIssues(parsed.error));
   const request = parsed.data;
   const count = Object.keys(request.questions).length;

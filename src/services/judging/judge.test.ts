@@ -7,7 +7,8 @@ import { STORE_ENGINES } from "../../testing/databases.js";
 import { evaluateFailsEngine, unavailableEngine } from "../../testing/fault-engines.js";
 import { InsufficientFundsError } from "../errors.js";
 import { JudgingRefusal } from "./errors.js";
-import { judge, type JudgingDeps, type JudgingRequest, type ModelChoice } from "./judge.js";
+import { judge, type JudgingDeps } from "./judge.js";
+import type { JudgmentRequest, ModelChoice } from "./request.js";
 
 /**
  * The judging service at its seam: judge() over a fake engine and a real store, no HTTP. What it
@@ -43,7 +44,7 @@ function deps(fixture: BillingFixture): JudgingDeps {
   return { billing: fixture.billing, requestTimeoutMs: 10_000 };
 }
 
-async function request(fixture: BillingFixture, models: ModelChoice[], extra: Partial<JudgingRequest> = {}): Promise<JudgingRequest> {
+async function request(fixture: BillingFixture, models: ModelChoice[], extra: Partial<JudgmentRequest> = {}): Promise<JudgmentRequest> {
   return {
     state: { n: 1 },
     ids: ["angry"],
@@ -192,7 +193,8 @@ describe("judge(): the engine's errors, as the catalogue's codes", () => {
 
   it("maps each once, keeping the operator's message for the log and the client's apart", async () => {
     const fixture = await stores.open({ balanceMicro: 1_000_000 });
-    const failed = judge(deps(fixture), await request(fixture, [choice(failingWith(new EngineFailedError("at http://upstream: 500", { clientMessage: "the model failed" })))]), render);
+    const upstream = new EngineFailedError("at http://upstream: 500", { clientMessage: "the model failed" });
+    const failed = judge(deps(fixture), await request(fixture, [choice(failingWith(upstream))]), render);
     await expect(failed).rejects.toBeInstanceOf(JudgingRefusal);
     await expect(failed).rejects.toMatchObject({ code: "model_failed", message: "at http://upstream: 500", clientMessage: "the model failed" });
     const down = judge(deps(fixture), await request(fixture, [choice(failingWith(new EngineUnavailableError("not loaded"), "prepare"))]), render);

@@ -1,17 +1,15 @@
 import { EngineUnavailableError, RequestAbortedError } from "../../engine/types.js";
-import type { DebiasMode } from "../../judgment/debias.js";
 import type { PromptCuesSetting } from "../../judgment/prompt.js";
-import type { NumberTexts } from "../../judgment/render.js";
-import type { Question } from "../../judgment/schema.js";
 import type { BillingService, IdempotencyInput, Payer } from "../billing.js";
 import { IdempotencyKeyLostError } from "../errors.js";
 import type { BilledTo, Reservation, Standing, StoredResponse } from "../types.js";
 import { deadline } from "./deadline.js";
 import { JudgingRefusal, judgingRefusalOf } from "./errors.js";
-import { prepareJudgment, type Judged, type JudgingModel } from "./prepare.js";
+import { prepareJudgment, type Judged } from "./prepare.js";
+import type { JudgmentRequest, ModelChoice } from "./request.js";
 
 /**
- * The one judging flow below POST /v1/systemone and POST /v1/decisions, from parsed questions
+ * The one judging flow below POST /v1/systemone and POST /v1/decisions, from the one request
  * to the response text: idempotency claim or replay, prepare, hold the charge, run the model
  * (the hold released on failure), settle. It knows no HTTP: it returns data and throws domain
  * errors (JudgingRefusal, the engine's mapped to one in errors.ts; InsufficientFundsError and
@@ -27,45 +25,6 @@ export interface JudgingDeps {
   requestTimeoutMs: number;
   /** JUDGE_PROMPT_CUES; `auto` (the default) styles the prompt for the engine's template family. */
   promptCues?: PromptCuesSetting;
-}
-
-/** What a route parsed from its wire format: the questions and how to answer them. */
-export interface JudgmentAsked {
-  state: unknown;
-  /** The questions' ids, in order: named in a refusal's message. */
-  ids: string[];
-  questions: Question[];
-  includeLogits: boolean;
-  debias: DebiasMode;
-  /** `x_diagnostics`: label mass and top token per answer. */
-  diagnostics?: boolean;
-  /** `x_calibration: "contextual"`. */
-  contextual?: boolean;
-  /** The body's numbers as the client wrote them, where JSON.parse changed them (http/json-numbers.ts). */
-  numberTexts?: NumberTexts;
-}
-
-export interface JudgingRequest extends JudgmentAsked {
-  caller: Payer;
-  requestId: string;
-  /** The client's Idempotency-Key, already validated; undefined when it sent none. */
-  idempotencyKey: string | undefined;
-  /** The digest of the body as read: a retry's Idempotency-Key compares it. */
-  bodyDigest: string;
-  /** Aborted when the client leaves. */
-  signal: AbortSignal;
-  /**
-   * The model asked, then those that answer in turn while it is down (its fallbacks): never
-   * empty. A fallback is tried only when a model is unavailable, never after a charge.
-   */
-  models: readonly ModelChoice[];
-}
-
-/** One served model as judging needs it: the route maps the registry's chain to these. */
-export interface ModelChoice extends JudgingModel {
-  id: string;
-  /** price_multiplier in thousandths. */
-  multiplierMilli: number;
 }
 
 /**
@@ -92,8 +51,8 @@ export interface JudgingOutcome {
   answeredBy?: string;
 }
 
-export async function judge(deps: JudgingDeps, request: JudgingRequest, render: RenderAnswers): Promise<JudgingOutcome> {
-  const { caller, requestId, ids, questions, idempotencyKey, signal } = request;
+export async function judge(deps: JudgingDeps, request: JudgmentRequest, render: RenderAnswers): Promise<JudgingOutcome> {
+  const { caller, requestId, questions, idempotencyKey, signal } = request;
   // Before the model is asked anything, so a stored answer is replayed even while it is unavailable.
   const claim = idempotencyKey && { accountId: caller.accountId, key: idempotencyKey, requestHash: request.bodyDigest, owner: requestId };
   const replay = claim ? await claimIdempotencyKey(deps.billing, claim) : undefined;
@@ -121,9 +80,7 @@ export async function judge(deps: JudgingDeps, request: JudgingRequest, render: 
   }
 
   async function answerWith(model: ModelChoice, claim: IdempotencyInput | "" | undefined): Promise<JudgingOutcome> {
-    const { state, includeLogits, diagnostics, contextual, numberTexts } = request;
-    const input = { state, ids, questions, includeLogits, diagnostics, contextual, numberTexts, deadline: time };
-    const judgment = await prepareJudgment(model, input, request.debias, deps.promptCues);
+    const judgment = await prepareJudgment(model, request, time, deps.promptCues);
     // Refused with InsufficientFundsError (and the standing that explains why); nothing is charged.
     const reservation = await reserve(deps.billing, caller, {
       questions: questions.length,

@@ -4,12 +4,12 @@ import { CONTENT_FREE_STATES, contentFreeDistribution, contextuallyCalibrated } 
 import { BudgetError, RequestAbortedError, UpstreamLimitError } from "../../engine/types.js";
 import { JudgingRefusal } from "./errors.js";
 import { stepOf, type Deadline } from "./deadline.js";
-import { buildAnswer, keyedLogits, type Temperatures } from "../../judgment/answers.js";
+import { buildAnswer, keyedLogits } from "../../judgment/answers.js";
 import { answerInClientOrder, type DebiasMode } from "../../judgment/debias.js";
-import type { Answer, Question } from "../../judgment/schema.js";
-import type { NumberTexts } from "../../judgment/render.js";
+import type { Answer } from "../../judgment/schema.js";
 import { judgeDebiased, planDebiased, type DebiasedResult, type DebiasSteps } from "./debias.js";
 import { evaluateWithin, modelTimeout } from "./model.js";
+import type { JudgmentRequest, ModelChoice } from "./request.js";
 
 /**
  * The model side of the judging flow (judge.ts): prepared before the charge is
@@ -17,13 +17,6 @@ import { evaluateWithin, modelTimeout } from "./model.js";
  * evaluate, as always; with it, the rounds of debias.ts. What comes back is our
  * answers, in question order; each route writes them in its own wire format.
  */
-
-/** The model a request is put to: one of the chain judge() walks (its ModelChoice). */
-export interface JudgingModel {
-  engine: JudgmentEngine;
-  /** Read per request: a calibration profile applies once the model it names is loaded. */
-  temperatures: () => Temperatures;
-}
 
 export interface PendingJudgment {
   /** Tokens to hold the charge for. */
@@ -48,30 +41,20 @@ export interface Judged {
   debias?: { mode: Exclude<DebiasMode, "none">; presentations_read: number; presentations: number };
 }
 
-export interface JudgmentInput {
-  state: unknown;
-  /** The questions' ids, in order: named in a refusal's message. */
-  ids: string[];
-  questions: Question[];
-  includeLogits: boolean;
-  diagnostics?: boolean;
-  /** `x_calibration: "contextual"`: divide each answer by the question's answer about content-free states. */
-  contextual?: boolean;
-  /** The request's numbers as its JSON wrote them, where parsing changed them: the prompt prints them so. */
-  numberTexts?: NumberTexts;
-  /** The request's one deadline, over preparing and answering (and every model tried); aborted when the client leaves too. */
-  deadline: Deadline;
-}
-
-/** `promptCues`: JUDGE_PROMPT_CUES; `auto` (the default) styles the prompt for the engine's template family. */
-export async function prepareJudgment(model: JudgingModel, input: JudgmentInput, mode: DebiasMode, promptCues?: PromptCuesSetting): Promise<PendingJudgment> {
-  if (input.diagnostics) refuseDiagnostics(model.engine, mode);
-  if (input.contextual && mode !== "none") {
+/**
+ * `deadline`: the request's one deadline, over preparing and answering (and every model tried);
+ * aborted when the client leaves too. `promptCues`: JUDGE_PROMPT_CUES; `auto` (the default)
+ * styles the prompt for the engine's template family.
+ */
+export async function prepareJudgment(model: ModelChoice, request: JudgmentRequest, deadline: Deadline, promptCues?: PromptCuesSetting): Promise<PendingJudgment> {
+  const mode = request.debias;
+  if (request.diagnostics) refuseDiagnostics(model.engine, mode);
+  if (request.contextual && mode !== "none") {
     throw new JudgingRefusal("invalid_request", `x_calibration "contextual" corrects the options as sent: use it with x_debias "none" (this request: "${mode}")`);
   }
   // `auto`: the engine styles the prompt for its model's template as it tokenises it.
   const style = promptStyleSetting(promptCues);
-  return mode === "none" ? preparePlain(model, input, style) : prepareDebiased(model, input, mode, style);
+  return mode === "none" ? preparePlain(model, request, deadline, style) : prepareDebiased(model, request, deadline, mode, style);
 }
 
 /**
@@ -87,9 +70,9 @@ function refuseDiagnostics(engine: JudgmentEngine, mode: DebiasMode): void {
   }
 }
 
-async function preparePlain(model: JudgingModel, input: JudgmentInput, style: PromptStyle | "auto"): Promise<PendingJudgment> {
+async function preparePlain(model: ModelChoice, input: JudgmentRequest, deadline: Deadline, style: PromptStyle | "auto"): Promise<PendingJudgment> {
   const { engine } = model;
-  const { state, ids, questions, deadline, numberTexts } = input;
+  const { state, ids, questions, numberTexts } = input;
   const prompt = { ...buildPrompt(state, questions, style, numberTexts), ...(input.diagnostics && { diagnostics: true }) };
   const prepared = await explainingRefusals(ids, () => prepareWithin(engine, prompt, deadline));
   // The content-free prompts are read like any other, so they are held for and billed.
@@ -125,9 +108,15 @@ async function preparePlain(model: JudgingModel, input: JudgmentInput, style: Pr
   };
 }
 
-async function prepareDebiased(model: JudgingModel, input: JudgmentInput, mode: Exclude<DebiasMode, "none">, style: PromptStyle | "auto"): Promise<PendingJudgment> {
+async function prepareDebiased(
+  model: ModelChoice,
+  input: JudgmentRequest,
+  deadline: Deadline,
+  mode: Exclude<DebiasMode, "none">,
+  style: PromptStyle | "auto",
+): Promise<PendingJudgment> {
   const { engine } = model;
-  const { state, ids, questions, deadline } = input;
+  const { state, ids, questions } = input;
   const plan = await explainingRefusals(ids, () => planDebiased(state, questions, mode, style, (prompt) => prepareWithin(engine, prompt, deadline), input.numberTexts));
   const hold = plan.prepared.inputTokens;
   return {
