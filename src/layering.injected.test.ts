@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { checkLayers } from "./testing/layers.js";
+import { checkCycles } from "./testing/import-graph.js";
+import { checkLayers, sourceFiles } from "./testing/layers.js";
 
 /**
  * The layering checker's own test: each violation is put into a copy of src/, and the checker
@@ -74,4 +75,48 @@ describe("the layering checker, on a copy of src/ with one violation put in at a
     expect(readFileSync(path, "utf8")).toMatch(/c\.env/);
     expect(checkLayers(copy, [path])).toEqual([]);
   });
+});
+
+/** Cycles put into the copy: each must be reported as the path it takes, whatever kind of import closes it. */
+const CYCLES: { name: string; edits: { file: string; code: string }[]; says: RegExp }[] = [
+  {
+    name: "a type-only cycle (the one engine/remote had: token-batch.ts took its tokenizer's type from prepare.ts)",
+    edits: [{ file: "engine/remote/token-batch.ts", code: 'import type { RemoteTokenizer as Again } from "./prepare.js";\nexport type Tokenizer = Again;' }],
+    says: /^import cycle: engine\/remote\/prepare\.ts:\d+ → engine\/remote\/token-batch\.ts:\d+ \(type\) → engine\/remote\/prepare\.ts$/,
+  },
+  {
+    name: "a type-only cycle through export type … from",
+    edits: [{ file: "store/ledger-types.ts", code: 'export type { ReportsRepository } from "./reports-types.js";' }],
+    says: /^import cycle: store\/ledger-types\.ts:\d+ \(type\) → store\/reports-types\.ts:\d+ \(type\) → store\/ledger-types\.ts$/,
+  },
+  {
+    name: "a cycle of values across three files",
+    edits: [{ file: "store/errors.ts", code: 'import { LEDGER_KINDS } from "./reports.js";\nexport const kinds = LEDGER_KINDS;' }],
+    says: /^import cycle: store\/errors\.ts:\d+ → store\/reports\.ts:\d+ → store\/ledger\.ts:\d+ → store\/errors\.ts$/,
+  },
+  {
+    name: "a cycle closed by a dynamic import()",
+    edits: [{ file: "store/day-buckets.ts", code: 'export const later = () => import("./ledger.js");' }],
+    says: /store\/day-buckets\.ts:\d+ \(dynamic\) → store\/ledger\.ts:\d+ → store\/day-buckets\.ts/,
+  },
+];
+
+describe("the cycle checker, on a copy of src/ with one cycle put in at a time", () => {
+  it("finds none in the copy before", () => {
+    expect(checkCycles(copy, sourceFiles(copy))).toEqual([]);
+  });
+
+  for (const { name, edits, says } of CYCLES) {
+    it(`catches ${name}`, () => {
+      const originals = edits.map(({ file }) => [join(copy, file), readFileSync(join(copy, file), "utf8")] as const);
+      try {
+        for (const { file, code } of edits) appendFileSync(join(copy, file), `\n${code}\n`);
+        const cycles = checkCycles(copy, sourceFiles(copy));
+        expect(cycles, cycles.join("\n")).toHaveLength(1);
+        expect(cycles[0]).toMatch(says);
+      } finally {
+        for (const [path, text] of originals) writeFileSync(path, text);
+      }
+    });
+  }
 });

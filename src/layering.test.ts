@@ -2,11 +2,13 @@ import { readFileSync } from "node:fs";
 import { dirname, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { checkCycles } from "./testing/import-graph.js";
 import { checkLayers, ENVIRONMENT_READER, environmentReads, isTest, LAYER_OF, MAY_IMPORT, sourceFiles } from "./testing/layers.js";
 
 /**
  * The house's layers, enforced on the tree (the rules are in src/testing/layers.ts; the
- * checker's own test, with violations put into a copy, is layering.injected.test.ts).
+ * checker's own test, with violations put into a copy, is layering.injected.test.ts); the
+ * cycle and re-export checks are in src/testing/import-graph.ts.
  */
 
 const SRC = dirname(fileURLToPath(import.meta.url));
@@ -25,6 +27,11 @@ describe("layering", () => {
   it("no file imports a layer above it or a package its layer may not use, and only config/environment.ts reads the environment", () => {
     const violations = checkLayers(SRC, files);
     expect(violations, violations.join("\n")).toEqual([]);
+  });
+
+  it("no import cycles, type-only and dynamic imports included (a cycle kept on purpose is listed in ALLOWED_CYCLES of src/testing/import-graph.ts)", () => {
+    const cycles = checkCycles(SRC, files);
+    expect(cycles, cycles.join("\n")).toEqual([]);
   });
 
   it(`${ENVIRONMENT_READER}, the one reader of the environment, does read it (so the detector looks at real code)`, () => {

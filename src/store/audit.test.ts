@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { STORE_ENGINES } from "../testing/databases.js";
 import { hashApiKey } from "./api-key.js";
-import { migrate, MIGRATIONS } from "./migrations.js";
-import { AUDIT_MIGRATION_NAME } from "./migration-audit.js";
+import { migrate, MIGRATIONS } from "./migrate.js";
+import { migration as auditMigration } from "./migrations/0005-accounts-disabled-admin-tokens-audit-log.js";
 import { isStoreError } from "./errors.js";
 import { fakeClock, tamper, testDatabases } from "./test-helpers.js";
 import type { AdminActor, Store } from "./types.js";
@@ -147,7 +147,7 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
   it("migrates a database of the previous schema: accounts enabled, keys working, an empty log", async () => {
     const test = databases.fresh();
     const raw = await test.raw();
-    const previous = MIGRATIONS.findIndex((m) => m.name === AUDIT_MIGRATION_NAME);
+    const previous = MIGRATIONS.findIndex((m) => m.name === auditMigration.name);
     await migrate(raw, { migrations: MIGRATIONS.slice(0, previous) });
     await raw.db.insertInto("accounts").values({ id: "acct_old", name: "Old", created_at: 1, plan_id: "plan_default" } as never).execute();
     const current = await test.store({ now: clock.now });

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import type { Queries } from "./database.js";
-import type { LedgerCheck } from "./types.js";
+import type { LedgerCheck } from "./ledger-types.js";
 
 /**
  * The keys' part of the ledger check: what each key holds equals its open balance holds, and

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import type { Queries } from "./database.js";
-import type { ModelUsage } from "./types.js";
+import type { ModelUsage } from "./ledger-types.js";
 
 /**
  * An account's judgments from `start` (included) to `end` (excluded), by the model that answered

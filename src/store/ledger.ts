@@ -5,7 +5,8 @@ import { StoreError } from "./errors.js";
 import { recordAdminAction } from "./audit.js";
 import { checkKeys } from "./keys-check.js";
 import { usageByModel } from "./ledger-by-model.js";
-import type { AdminActor, DailyUsage, LedgerActivity, LedgerCheck, LedgerEntry, LedgerRepository } from "./types.js";
+import type { AdminActor } from "./audit-types.js";
+import type { DailyUsage, LedgerActivity, LedgerCheck, LedgerEntry, LedgerRepository } from "./ledger-types.js";
 
 /** The largest balance kept: the largest integer a JavaScript number holds exactly. */
 export const MAX_BALANCE_MICRO = Number.MAX_SAFE_INTEGER;

@@ -54,7 +54,7 @@ export interface Tables {
     period_start: number | null;
     request_id: string | null;
     note: string | null;
-    /** The API key of a judgment (migration-console.ts); null for other kinds and older entries. */
+    /** The API key of a judgment (migrations/0007-server-errors-and-ledger-keys.ts); null for other kinds and older entries. */
     key_id: string | null;
     /** The model that answered (charge and plan entries); NULL for others and for entries before models were recorded. */
     model: string | null;

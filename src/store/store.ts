@@ -6,7 +6,7 @@ import type { Database } from "./database.js";
 import { createIdempotencyRepository } from "./idempotency.js";
 import { createKeysRepository } from "./keys.js";
 import { createLedgerRepository } from "./ledger.js";
-import { migrate } from "./migrations.js";
+import { migrate } from "./migrate.js";
 import { createPlansRepository } from "./plans.js";
 import { isPostgresUrl, openPostgres } from "./postgres.js";
 import { createRateWindowsRepository } from "./rate-windows.js";
@@ -127,7 +127,7 @@ function storeOver(database: Database, options: StoreOptions): Store {
     plans,
     billing: guard("billing", createBillingRepository(database, now, ttl)),
     ledger: guard("ledger", createLedgerRepository(database, now)),
-    rateWindows: guard("rateWindows", createRateWindowsRepository(database)),
+    rateWindows: guard("rateWindows", createRateWindowsRepository(database, now)),
     idempotency: guard("idempotency", createIdempotencyRepository(database, now, ttl)),
     audit: guard("audit", createAuditRepository(database)),
     adminTokens: guard("adminTokens", createAdminTokensRepository(database, now)),

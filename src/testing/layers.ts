@@ -119,33 +119,50 @@ export function sourceFiles(dir: string): string[] {
 export interface Import {
   specifier: string;
   line: number;
+  /** Erased at compile time (`import type`, `export type … from`, every name `type`, `import("…").T`): no load, but still a dependency. */
+  typeOnly?: boolean;
+  /** `import("…")` at run time: loaded when called, not when this module is. */
+  dynamic?: boolean;
 }
 
 /** Every module a file names: import/export from, import(), require(), import x = require(). */
 export function importsOf(path: string, text: string): Import[] {
   const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
   const found: Import[] = [];
-  const add = (node: ts.Node, specifier: ts.Node | undefined) => {
+  const add = (node: ts.Node, specifier: ts.Node | undefined, kind: { typeOnly?: boolean; dynamic?: boolean } = {}) => {
     if (specifier && ts.isStringLiteralLike(specifier)) {
-      found.push({ specifier: specifier.text, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1 });
+      found.push({ specifier: specifier.text, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, ...kind });
     } else if (specifier) {
       // import(variable): whatever it loads is unknowable, so it is not allowed outside tests.
       found.push({ specifier: `<computed: ${specifier.getText(source)}>`, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1 });
     }
   };
   const visit = (node: ts.Node) => {
-    if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) add(node, node.moduleSpecifier);
+    if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) add(node, node.moduleSpecifier, { typeOnly: isTypeOnly(node) });
     else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) add(node, node.moduleReference.expression);
     else if (ts.isCallExpression(node)) {
       const callee = node.expression;
       const isImport = callee.kind === ts.SyntaxKind.ImportKeyword;
       const isRequire = ts.isIdentifier(callee) && callee.text === "require";
-      if (isImport || isRequire) add(node, node.arguments[0]);
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node, node.argument.literal);
+      if (isImport || isRequire) add(node, node.arguments[0], { dynamic: isImport });
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node, node.argument.literal, { typeOnly: true });
     ts.forEachChild(node, visit);
   };
   visit(source);
   return found;
+}
+
+function isTypeOnly(node: ts.ImportDeclaration | ts.ExportDeclaration): boolean {
+  if (ts.isExportDeclaration(node)) {
+    if (node.isTypeOnly) return true;
+    const clause = node.exportClause;
+    return clause !== undefined && ts.isNamedExports(clause) && clause.elements.length > 0 && clause.elements.every((e) => e.isTypeOnly);
+  }
+  const clause = node.importClause;
+  if (!clause) return false; // `import "./x.js"`: loaded for its effects
+  if (clause.isTypeOnly) return true;
+  const bindings = clause.namedBindings;
+  return !clause.name && bindings !== undefined && ts.isNamedImports(bindings) && bindings.elements.length > 0 && bindings.elements.every((e) => e.isTypeOnly);
 }
 
 const PROCESS_MODULES = new Set(["process", "node:process"]);

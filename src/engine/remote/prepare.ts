@@ -5,14 +5,10 @@ import { branchTokenCount, buildLabelTrie, trieDepth, type Token } from "../labe
 import { BudgetError, throwIfAborted } from "../types.js";
 import { PreparedTokens, type PreparedQuestion } from "../prepared-tokens.js";
 import { createTokenCache } from "./token-cache.js";
-import { tokenizeAll, type TextToTokenize } from "./token-batch.js";
+import { tokenizeAll, type RemoteTokenizer, type TextToTokenize } from "./token-batch.js";
 
-/** A server's tokenizer: never adds BOS/EOS; `special` parses control-token text as control tokens. */
-export interface RemoteTokenizer {
-  tokenize(text: string, special: boolean, signal?: AbortSignal): Promise<Token[]>;
-  /** Several texts in as few calls as the server allows; each text's tokens exactly as `tokenize` gives them alone. */
-  tokenizeMany?(texts: readonly string[], special: boolean, signal?: AbortSignal): Promise<Token[][]>;
-}
+/** The engines beside this one (engine/hf) name the tokenizer from here, where they prepare with it. */
+export type { RemoteTokenizer } from "./token-batch.js";
 
 export type BuiltinToken = "BOS" | "EOS" | "NL" | "EOT" | "SEP";
 

@@ -1,7 +1,13 @@
 import type { Token } from "../label-trie.js";
 import { throwIfAborted } from "../types.js";
-import type { RemoteTokenizer } from "./prepare.js";
 import type { TokenCache } from "./token-cache.js";
+
+/** A server's tokenizer: never adds BOS/EOS; `special` parses control-token text as control tokens. */
+export interface RemoteTokenizer {
+  tokenize(text: string, special: boolean, signal?: AbortSignal): Promise<Token[]>;
+  /** Several texts in as few calls as the server allows; each text's tokens exactly as `tokenize` gives them alone. */
+  tokenizeMany?(texts: readonly string[], special: boolean, signal?: AbortSignal): Promise<Token[][]>;
+}
 
 /** A text to tokenise: `special` parses control-token text as control tokens; `keep` remembers it (text that recurs across requests). */
 export interface TextToTokenize {

@@ -1,4 +1,4 @@
-import type { Migration } from "./migration-scripts.js";
+import type { Migration } from "./migration.js";
 
 /**
  * What the console shows beyond the ledger (issue 21). `server_errors` keeps every 5xx an
@@ -35,4 +35,4 @@ const postgres = `
   ALTER TABLE ledger ADD COLUMN key_id TEXT;
 `;
 
-export const CONSOLE_MIGRATION: Omit<Migration, "version"> = { name: "server_errors_and_ledger_keys", sql: { sqlite, postgres } };
+export const migration: Migration = { version: 7, name: "server_errors_and_ledger_keys", sql: { sqlite, postgres } };

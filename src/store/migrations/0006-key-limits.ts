@@ -1,4 +1,4 @@
-import type { Migration } from "./migration-scripts.js";
+import type { Migration } from "./migration.js";
 
 /**
  * Keys with limits of their own (issue 21). Every limit is NULL for "none", so every key that
@@ -26,4 +26,4 @@ const postgres = `
   ALTER TABLE reservations ADD COLUMN key_id TEXT;
 `;
 
-export const KEY_LIMITS_MIGRATION: Omit<Migration, "version"> = { name: "key_limits", sql: { sqlite, postgres } };
+export const migration: Migration = { version: 6, name: "key_limits", sql: { sqlite, postgres } };

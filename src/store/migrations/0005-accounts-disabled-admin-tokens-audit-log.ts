@@ -1,12 +1,10 @@
-import type { Migration } from "./migration-scripts.js";
+import type { Migration } from "./migration.js";
 
 /**
  * Accounts that can be disabled (nothing deleted), admin tokens of their own (stored hashed,
  * revocable) and the audit log of admin actions, append-only like the ledger.
  */
-export const AUDIT_MIGRATION_NAME = "accounts_disabled_admin_tokens_audit_log";
-
-export const AUDIT_MIGRATION_SQL: Migration["sql"] = {
+const sql: Migration["sql"] = {
   sqlite: `
     ALTER TABLE accounts ADD COLUMN disabled_at INTEGER;
 
@@ -73,3 +71,5 @@ export const AUDIT_MIGRATION_SQL: Migration["sql"] = {
       FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
   `,
 };
+
+export const migration: Migration = { version: 5, name: "accounts_disabled_admin_tokens_audit_log", sql };

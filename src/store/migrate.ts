@@ -1,9 +1,9 @@
 import { sql } from "kysely";
 import type { Database, Queries } from "./database.js";
 import { StoreError } from "./errors.js";
-import { MIGRATIONS, type Migration } from "./migration-scripts.js";
+import { MIGRATIONS, type Migration } from "./migrations/index.js";
 
-export { MIGRATIONS, type Migration } from "./migration-scripts.js";
+export { MIGRATIONS, type Migration } from "./migrations/index.js";
 
 export interface MigrationResult {
   /** Versions applied by this call, in order; empty when the schema was already current. */

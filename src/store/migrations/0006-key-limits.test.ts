@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { STORE_ENGINES } from "../testing/databases.js";
-import { displayPrefix, generateApiKey, hashApiKey } from "./api-key.js";
-import { migrate, MIGRATIONS } from "./migrations.js";
-import { testDatabases } from "./test-helpers.js";
+import { STORE_ENGINES } from "../../testing/databases.js";
+import { displayPrefix, generateApiKey, hashApiKey } from "../api-key.js";
+import { migrate, MIGRATIONS } from "../migrate.js";
+import { testDatabases } from "../test-helpers.js";
 
 /**
  * A database written before keys had limits of their own is upgraded in place: its keys keep

@@ -1,3 +1,5 @@
+import type { Migration } from "./migration.js";
+
 /**
  * Many models (docs/engines/many-models.md): the ledger and each hold record which model answered, and
  * a plan may name the models its keys may use (a JSON array of ids; NULL: every model). Plain
@@ -9,7 +11,8 @@ const MODELS_SQL = `
   ALTER TABLE plans ADD COLUMN allowed_models TEXT;
 `;
 
-export const MODELS_MIGRATION = {
+export const migration: Migration = {
+  version: 8,
   name: "ledger_model_and_plan_models",
   sql: { sqlite: MODELS_SQL, postgres: MODELS_SQL },
 };
