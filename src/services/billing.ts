@@ -39,9 +39,16 @@ export interface BillingService {
   settle(reservation: Reservation, idempotency?: { key: string; body: string }, actualInputTokens?: number): Promise<Settled | undefined>;
   release(reservationId: string): Promise<boolean>;
   standing(payer: Payer): Promise<Standing | undefined>;
-  sweep(): ReturnType<Store["billing"]["sweep"]>;
+  /** What has expired, each repository sweeping its own rows: holds released, idempotency keys and rate windows forgotten. */
+  sweep(): Promise<Swept>;
   claimIdempotencyKey(input: IdempotencyInput): Promise<IdempotencyClaim>;
   abandonIdempotencyKey(input: Omit<IdempotencyInput, "requestHash">): Promise<void>;
+}
+
+export interface Swept {
+  reservations: number;
+  idempotencyKeys: number;
+  rateWindows: number;
 }
 
 export interface ReserveInput {
@@ -112,7 +119,10 @@ export function createBillingService(store: Store, now: () => number): BillingSe
     },
     release: (reservationId) => store.billing.release(reservationId),
     standing: (payer) => store.billing.standing(payer.accountId, periodContaining(payer.terms.createdAt, now()).start),
-    sweep: () => store.billing.sweep(),
+    async sweep() {
+      const { reservations } = await store.billing.sweep();
+      return { reservations, idempotencyKeys: await store.idempotency.sweep(), rateWindows: await store.rateWindows.sweep() };
+    },
     claimIdempotencyKey: (input) => store.idempotency.claim(input),
     abandonIdempotencyKey: (input) => store.idempotency.abandon(input),
   };

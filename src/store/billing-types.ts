@@ -108,7 +108,7 @@ export interface BillingRepository {
   ): Promise<{ billedTo: BilledTo; standing: Standing } | undefined>;
   /** Gives the hold back; false when it was already settled or released. */
   release(reservationId: string): Promise<boolean>;
-  /** Releases expired holds and forgets expired idempotency keys and rate windows. */
-  sweep(): Promise<{ reservations: number; idempotencyKeys: number; rateWindows: number }>;
+  /** Releases expired holds (the idempotency keys and rate windows sweep their own rows). */
+  sweep(): Promise<{ reservations: number }>;
   standing(accountId: string, periodStart: number): Promise<Standing | undefined>;
 }

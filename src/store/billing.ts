@@ -6,9 +6,6 @@ import type { BillingRepository, BilledTo, HoldRequest, Reservation, ReserveOutc
 /** How long a completed request's response is replayed for its Idempotency-Key. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
-/** Rate windows are forgotten this long after they start (the limiter's windows are a minute). */
-const RATE_WINDOW_RETENTION_MS = 10 * 60_000;
-
 const toReservation = (row: ReservationRow): Reservation => ({
   id: row.id,
   accountId: row.account_id,
@@ -205,9 +202,7 @@ export function createBillingRepository(database: Database, now: () => number, r
       const expired = await db.selectFrom("reservations").select("id").where("expires_at", "<=", at).execute();
       let reservations = 0;
       for (const { id } of expired) if (await release(id)) reservations++;
-      const keys = await db.deleteFrom("idempotency_keys").where("expires_at", "<=", at).executeTakeFirst();
-      const windows = await db.deleteFrom("rate_windows").where("window_start", "<", at - RATE_WINDOW_RETENTION_MS).executeTakeFirst();
-      return { reservations, idempotencyKeys: Number(keys.numDeletedRows), rateWindows: Number(windows.numDeletedRows) };
+      return { reservations };
     },
     standing: (accountId, periodStart) => readStanding(st, db, accountId, periodStart),
   };

@@ -47,5 +47,9 @@ export function createIdempotencyRepository(database: Database, now: () => numbe
     async abandon(input) {
       await forget.all(db, [input.accountId, input.key, input.owner]);
     },
+    async sweep() {
+      const expired = await db.deleteFrom("idempotency_keys").where("expires_at", "<=", now()).executeTakeFirst();
+      return Number(expired.numDeletedRows);
+    },
   };
 }

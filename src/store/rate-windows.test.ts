@@ -11,7 +11,7 @@ import { STORE_ENGINES, type TestDatabase } from "../testing/databases.js";
  * tested in src/limits/limiter.test.ts.
  */
 
-/** How long the sweeper keeps a window after it starts (RATE_WINDOW_RETENTION_MS in billing.ts). */
+/** How long the sweeper keeps a window after it starts (RATE_WINDOW_RETENTION_MS in rate-windows.ts). */
 const RETENTION_MS = 10 * 60_000;
 
 async function windows(database: TestDatabase) {
@@ -189,12 +189,12 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       t.at(120_000);
       await t.hit(); // window at +120 s
       t.at(RETENTION_MS);
-      expect((await t.store.billing.sweep()).rateWindows, "exactly ten minutes after the first window started").toBe(0);
+      expect(await t.store.rateWindows.sweep(), "exactly ten minutes after the first window started").toBe(0);
       t.at(RETENTION_MS + 1);
-      expect((await t.store.billing.sweep()).rateWindows, "the window that started over ten minutes ago").toBe(1);
+      expect(await t.store.rateWindows.sweep(), "the window that started over ten minutes ago").toBe(1);
       expect((await windowsOf(t)).map((w) => w.window_start)).toEqual([JAN_31 + 60_000, JAN_31 + 120_000]);
       t.at(RETENTION_MS + 60_001);
-      expect((await t.store.billing.sweep()).rateWindows).toBe(1);
+      expect(await t.store.rateWindows.sweep()).toBe(1);
       expect(await windowsOf(t)).toEqual([{ key: `rpm:${t.accountId}`, window_start: JAN_31 + 120_000, count: 1 }]);
     });
   });
