@@ -15,6 +15,7 @@ import { registerAdmin } from "./routes/admin/index.js";
 import { decisionsErrorBody, openAIErrorFormat } from "./routes/decisions/errors.js";
 import { registerDecisions } from "./routes/decisions/route.js";
 import { registerHealth } from "./routes/health/route.js";
+import type { JudgingRouteDeps } from "./routes/judging.js";
 import { registerMetrics } from "./routes/metrics/route.js";
 import { registerModels } from "./routes/models/route.js";
 import { registerOpenApi } from "./routes/openapi/route.js";
@@ -54,13 +55,15 @@ export function buildApp(deps: AppDeps): App {
   app.use(refuseNulInUrl());
 
   const { models } = deps;
-  // Both judging routes share one service below them (services/judging/) and these deps.
-  const judging = {
-    ...deps,
+  // Both judging routes share one service below them (services/judging/), its deps built here once.
+  const judging: JudgingRouteDeps = {
+    judging: { billing: services.billing, requestTimeoutMs: deps.requestTimeoutMs, promptCues: deps.promptCues },
     keys: services.keys,
     limits: services.limits,
-    billing: services.billing,
+    maxQuestions: deps.maxQuestions,
     debias: deps.debias ?? "none",
+    models,
+    temperaturesOf: deps.temperaturesOf,
   };
   registerSystemOne(app, judging);
   registerDecisions(app, judging);

@@ -18,8 +18,9 @@ import type { Caller } from "../http/context.js";
  * (services/judging/) called with the one JudgmentRequest, its outcome written as a response.
  */
 
-/** What both judging routes need: the judging service's deps and the edge's own. */
-export interface JudgingRouteDeps extends JudgingDeps {
+/** What both judging routes need: the judging service's deps (built once, in app.ts) and the edge's own. */
+export interface JudgingRouteDeps {
+  judging: JudgingDeps;
   keys: KeyAuthenticator;
   limits: LimitsService;
   maxQuestions: number;
@@ -55,7 +56,7 @@ export function judgingContext(c: Context<AppEnv>, deps: JudgingRouteDeps, body:
 }
 
 export async function answerQuestions(c: Context<AppEnv>, deps: JudgingRouteDeps, request: JudgmentRequest, render: RenderAnswers): Promise<Response> {
-  const outcome = await judge(deps, request, render);
+  const outcome = await judge(deps.judging, request, render);
   c.set("judging", outcome);
   const headers: Record<string, string> = { ...JSON_TYPE, ...billingHeaders(outcome) };
   // Never silent: the body's `model` is the one that answered, and this names the one that was down.
