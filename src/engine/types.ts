@@ -98,7 +98,7 @@ export interface EngineResult {
   timingMs: number;
 }
 
-/** A request refused while preparing, because of one of its questions or of the whole request (a 400). */
+/** A request refused while preparing, because of one of its questions or of the whole request: the client's to fix. */
 abstract class PreparationRefusal extends Error {
   /** The question (index in prompt order) at fault, when one question is the cause. */
   readonly questionIndex?: number;
@@ -108,14 +108,14 @@ abstract class PreparationRefusal extends Error {
   }
 }
 
-/** The request does not fit the model's context or the per-request token budget (a 400). */
+/** The request does not fit the model's context or the per-request token budget (`over_budget`). */
 export class BudgetError extends PreparationRefusal {
   override name = "BudgetError";
 }
 
 /**
  * The request is over the upstream server's limits (options per choice, levels per score,
- * questions per request): a 400 `over_upstream_limit`, raised while preparing, so nothing has
+ * questions per request): `over_upstream_limit`, raised while preparing, so nothing has
  * been sent upstream or held. Not a BudgetError: the client can fix it only by splitting the
  * request, not by shortening text, and the code says which limit it met.
  */
@@ -123,7 +123,7 @@ export class UpstreamLimitError extends PreparationRefusal {
   override name = "UpstreamLimitError";
 }
 
-/** The model is not loaded (yet), failed to load, or its server cannot be reached (a 502). */
+/** The model is not loaded (yet), failed to load, or its server cannot be reached (`model_unavailable`). */
 export class EngineUnavailableError extends Error {
   override name = "EngineUnavailableError";
   constructor(
@@ -138,7 +138,7 @@ export class EngineUnavailableError extends Error {
   }
 }
 
-/** The model failed while evaluating, or its server answered with something unusable (a 502). */
+/** The model failed while evaluating, or its server answered with something unusable (`model_failed`). */
 export class EngineFailedError extends Error {
   override name = "EngineFailedError";
   /** What API clients are told instead of `message`, when that names the server (its URL) or quotes it. */
@@ -149,14 +149,14 @@ export class EngineFailedError extends Error {
   }
 }
 
-/** An upstream refused the request itself (its 4xx): the client's request is at fault (a 400). */
+/** An upstream refused the request itself (its 4xx): the client's request is at fault (`upstream_rejected`). */
 export class UpstreamRejectedError extends Error {
   override name = "UpstreamRejectedError";
 }
 
 /**
  * The request holds text this engine cannot send faithfully (control-token text that the
- * server's tokenizer would read as a control token): the client must change it (a 400).
+ * server's tokenizer would read as a control token): the client must change it (`invalid_request`).
  */
 export class UnsupportedTextError extends Error {
   override name = "UnsupportedTextError";

@@ -67,7 +67,7 @@ export interface DebiasedResult {
 
 /**
  * Expands and prepares. A refusal (budget, upstream limit) names the request's own question, so
- * the client's 400 points at what it sent; one about the whole request says how debiasing grew it.
+ * the client's refusal points at what it sent; one about the whole request says how debiasing grew it.
  */
 export async function planDebiased(
   state: unknown,

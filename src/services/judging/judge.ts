@@ -111,7 +111,7 @@ async function reserve(billing: BillingService, caller: Payer, input: Parameters
   try {
     return await billing.reserve(caller, input);
   } catch (error) {
-    // A 502 like any request that outlived its time: the SDK's retry then gets the retry's answer.
+    // model_timeout like any request that outlived its time: the SDK's retry then gets the retry's answer.
     if (error instanceof IdempotencyKeyLostError) throw new JudgingRefusal("model_timeout", error.message);
     throw error;
   }

@@ -3,7 +3,7 @@ import { RequestAbortedError } from "../../engine/types.js";
 import { stepOf, type Deadline } from "./deadline.js";
 import { JudgingRefusal } from "./errors.js";
 
-/** A model that outlived the request's time (the edge's 502). */
+/** A model that outlived the request's time. */
 export const modelTimeout = (timeoutMs: number) =>
   new JudgingRefusal("model_timeout", `the model did not answer within ${timeoutMs} ms; nothing was charged`);
 
