@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { checkCycles } from "./testing/import-graph.js";
+import { checkCycles, checkReexports } from "./testing/import-graph.js";
 import { checkLayers, sourceFiles } from "./testing/layers.js";
 
 /**
@@ -91,8 +91,11 @@ const CYCLES: { name: string; edits: { file: string; code: string }[]; says: Reg
   },
   {
     name: "a cycle of values across three files",
-    edits: [{ file: "store/errors.ts", code: 'import { LEDGER_KINDS } from "./reports.js";\nexport const kinds = LEDGER_KINDS;' }],
-    says: /^import cycle: store\/errors\.ts:\d+ → store\/reports\.ts:\d+ → store\/ledger\.ts:\d+ → store\/errors\.ts$/,
+    edits: [
+      { file: "store/keys-check.ts", code: 'import { usageByModel } from "./ledger-by-model.js";\nexport const again = usageByModel;' },
+      { file: "store/ledger-by-model.ts", code: 'import { MAX_LEDGER_PAGE } from "./ledger.js";\nexport const page = MAX_LEDGER_PAGE;' },
+    ],
+    says: /^import cycle: store\/keys-check\.ts:\d+ → store\/ledger-by-model\.ts:\d+ → store\/ledger\.ts:\d+ → store\/keys-check\.ts$/,
   },
   {
     name: "a cycle closed by a dynamic import()",
@@ -116,6 +119,30 @@ describe("the cycle checker, on a copy of src/ with one cycle put in at a time",
         expect(cycles[0]).toMatch(says);
       } finally {
         for (const [path, text] of originals) writeFileSync(path, text);
+      }
+    });
+  }
+});
+
+describe("the re-export checker, on a copy of src/ with one barrel line put in at a time", () => {
+  const REEXPORTS: { name: string; file: string; code: string; says: RegExp | null }[] = [
+    { name: "a store value handed on by the services", file: "services/health.ts", code: 'export { newId } from "../store/random.js";', says: /services\/health\.ts:\d+ re-exports values of store \(newId\) to cli, edge, views/ },
+    { name: "export * of a store module", file: "services/limits.ts", code: 'export * from "../store/errors.js";', says: /services\/limits\.ts:\d+ re-exports values of store \(\*\)/ },
+    { name: "a value beside the kept ones", file: "services/types.ts", code: 'export { PLAN_LIMITS } from "../store/plans.js";', says: /services\/types\.ts:\d+ re-exports values of store \(PLAN_LIMITS\)/ },
+    { name: "nothing for a type handed on", file: "services/health.ts", code: 'export type { Plan } from "../store/types.js";', says: null },
+  ];
+  for (const { name, file, code, says } of REEXPORTS) {
+    it(`reports ${name} (${file})`, () => {
+      const path = join(copy, file);
+      const original = readFileSync(path, "utf8");
+      expect(checkReexports(copy, sourceFiles(copy)), "the copy is clean before").toEqual([]);
+      try {
+        appendFileSync(path, `\n${code}\n`);
+        const violations = checkReexports(copy, sourceFiles(copy));
+        if (says === null) expect(violations).toEqual([]);
+        else expect(violations.join("\n"), violations.join("\n")).toMatch(says);
+      } finally {
+        writeFileSync(path, original);
       }
     });
   }

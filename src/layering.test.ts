@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { dirname, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { checkCycles } from "./testing/import-graph.js";
+import { checkCycles, checkReexports } from "./testing/import-graph.js";
 import { checkLayers, ENVIRONMENT_READER, environmentReads, isTest, LAYER_OF, MAY_IMPORT, sourceFiles } from "./testing/layers.js";
 
 /**
@@ -32,6 +32,11 @@ describe("layering", () => {
   it("no import cycles, type-only and dynamic imports included (a cycle kept on purpose is listed in ALLOWED_CYCLES of src/testing/import-graph.ts)", () => {
     const cycles = checkCycles(SRC, files);
     expect(cycles, cycles.join("\n")).toEqual([]);
+  });
+
+  it("no layer hands on another layer's values through export … from (types may pass: they are the contract; kept ones are in ALLOWED_REEXPORTS)", () => {
+    const violations = checkReexports(SRC, files);
+    expect(violations, violations.join("\n")).toEqual([]);
   });
 
   it(`${ENVIRONMENT_READER}, the one reader of the environment, does read it (so the detector looks at real code)`, () => {

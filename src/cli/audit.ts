@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { auditEntryView, formatAuditEntries } from "../views/audit.js";
-import { MAX_AUDIT_PAGE } from "../services/types.js";
+import { MAX_AUDIT_PAGE } from "../record-limits.js";
 import { CliError, emit, requireAccount, withServices } from "./context.js";
 
 /** `judge audit list`: who did what to which object, newest first. */

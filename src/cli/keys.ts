@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { MAX_MICROS } from "../money/money.js";
-import { PLAN_LIMITS, type ApiKeyRecord, type KeyChanges } from "../services/types.js";
+import type { ApiKeyRecord, KeyChanges } from "../services/types.js";
+import { PLAN_LIMITS } from "../record-limits.js";
 import { CliError, cliActor, emit, globalOptions, withServices } from "./context.js";
 import { followUp } from "./follow-up.js";
 import { parseEurosOption, parseWholeNumber } from "./options.js";

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import { LEDGER_KINDS, MAX_LEDGER_PAGE, type LedgerKind } from "../services/types.js";
+import type { LedgerKind } from "../services/types.js";
+import { LEDGER_KINDS, MAX_LEDGER_PAGE } from "../record-limits.js";
 import { csv, LEDGER_CSV_HEADER, ledgerCsvRow, USAGE_CSV_HEADER, usageCsvRow } from "../views/csv.js";
 import { CliError, requireAccount, withServices } from "./context.js";
 import { parseWholeNumber } from "./options.js";

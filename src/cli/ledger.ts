@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { ledgerCheckView, ledgerEntryView } from "../views/admin.js";
-import { MAX_LEDGER_PAGE } from "../services/types.js";
+import { MAX_LEDGER_PAGE } from "../record-limits.js";
 import type { LedgerEntry } from "../services/types.js";
 import type { LedgerCheck } from "../services/types.js";
 import { CliError, emit, requireAccount, withServices } from "./context.js";

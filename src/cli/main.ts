@@ -9,8 +9,7 @@ import {
   type FixtureWeightType,
 } from "../gguf/fixture-model.js";
 import { VocabSourceError } from "../gguf/fixture-tokenizer.js";
-import { DatabaseMissingError } from "../services/database-missing.js";
-import { isStoreError } from "../services/types.js";
+import { DatabaseMissingError, isStoreError } from "../services/types.js";
 import { registerAccountsCommands } from "./accounts.js";
 import { registerAdminsCommands } from "./admins.js";
 import { registerAuditCommands } from "./audit.js";

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { planView } from "../views/admin.js";
 import { plural } from "../judgment/plural.js";
-import { PLAN_LIMITS } from "../services/types.js";
+import { PLAN_LIMITS } from "../record-limits.js";
 import type { Plan } from "../services/types.js";
 import type { PlanInput } from "../services/types.js";
 import { CliError, cliActor, emit, withServices } from "./context.js";

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import { randomBytesNow } from "../services/types.js";
+import { randomBytesNow } from "../random-bytes.js";
 import type { AppEnv } from "./context.js";
 
 /** `req_` and 24 hex digits (96 random bits): every answer's id, the app's and the HTTP server's own refusals alike. */

@@ -1,6 +1,8 @@
 /**
- * The store's records and limits as the HTTP edge and the CLI see them: they reach the store
- * only through the services, and read its shapes and errors from here (src/layering.test.ts).
+ * The store's records as the HTTP edge and the CLI see them: they reach the store only through
+ * the services, and read its shapes from here, as types (the limits they validate against are
+ * in src/record-limits.ts). The one set of values handed on is the store's errors, which the edge
+ * maps to statuses and the CLI prints (ALLOWED_REEXPORTS in src/testing/import-graph.ts).
  */
 export type {
   AdminActor,
@@ -24,11 +26,7 @@ export type {
   StoredResponse,
   Usage,
 } from "../store/types.js";
-export { MAX_NAME_LENGTH } from "../store/types.js";
-export { MAX_ACCOUNT_PAGE } from "../store/accounts.js";
-export { MAX_LEDGER_PAGE } from "../store/ledger.js";
-export { MAX_AUDIT_PAGE } from "../store/audit.js";
-export { LEDGER_KINDS, type AccountDay, type BusyAccount, type DayActivity, type KeyedLedgerEntry, type LedgerKind, type ServerError } from "../store/reports.js";
-export { PLAN_LIMITS } from "../store/plans.js";
+export type { AccountDay, BusyAccount, DayActivity, KeyedLedgerEntry, LedgerKind, ServerError } from "../store/reports.js";
 export { isStoreError, StoreError, type StoreErrorCode } from "../store/errors.js";
-export { randomBytesNow } from "../store/random.js";
+/** The CLI's administration commands refuse a database that is not this service's yet. */
+export { DatabaseMissingError } from "../store/store.js";

@@ -1,3 +1,4 @@
+import { MAX_ACCOUNT_PAGE } from "../record-limits.js";
 import { sql } from "kysely";
 import type { Database, Queries } from "./database.js";
 import { StoreError } from "./errors.js";
@@ -124,8 +125,7 @@ export function createAccountsRepository(database: Database, now: () => number, 
   };
 }
 
-/** The largest page of accounts one query returns. */
-export const MAX_ACCOUNT_PAGE = 500;
+export { MAX_ACCOUNT_PAGE };
 
 /** `search` as a LIKE pattern matching it anywhere, its own %, _ and \ taken literally. */
 const containing = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

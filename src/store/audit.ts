@@ -1,8 +1,8 @@
+import { MAX_AUDIT_PAGE } from "../record-limits.js";
 import type { Database, Queries } from "./database.js";
 import type { AdminAction, AdminActor, AuditEntry, AuditObjectKind, AuditRepository } from "./audit-types.js";
 
-/** The largest page of audit entries one call returns. */
-export const MAX_AUDIT_PAGE = 500;
+export { MAX_AUDIT_PAGE };
 
 /** How the log names an actor: `env-token`, `token:<name>`, `cli:<user>`. */
 export function actorLabel(by: AdminActor): string {

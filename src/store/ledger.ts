@@ -1,3 +1,4 @@
+import { MAX_LEDGER_PAGE } from "../record-limits.js";
 import { sql } from "kysely";
 import type { Database, Queries } from "./database.js";
 import { dayBuckets } from "./day-buckets.js";
@@ -41,7 +42,7 @@ const toEntry = (row: EntryRow): LedgerEntry => ({
   ...(row.model != null && { model: row.model }),
 });
 
-export const MAX_LEDGER_PAGE = 500;
+export { MAX_LEDGER_PAGE };
 
 export function createLedgerRepository(database: Database, now: () => number): LedgerRepository {
   const { db } = database;

@@ -1,3 +1,4 @@
+import { PLAN_LIMITS } from "../record-limits.js";
 import { audited } from "./audit.js";
 import type { Database } from "./database.js";
 import { StoreError } from "./errors.js";
@@ -19,12 +20,7 @@ const toPlan = (row: PlanRow): Plan => ({
   ...(row.allowed_models !== null && { allowedModels: JSON.parse(row.allowed_models) as string[] }),
 });
 
-/** Upper bounds that keep every product and sum on the money path inside safe integers. */
-export const PLAN_LIMITS = {
-  requestsPerMinute: 1_000_000,
-  allowanceQuestions: 1_000_000_000,
-  pricePerMillion: 1_000_000_000_000,
-} as const;
+export { PLAN_LIMITS };
 
 export function createPlansRepository(database: Database, now: () => number): PlansRepository {
   const { db } = database;

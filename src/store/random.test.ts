@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { newId, randomBase62, randomBytesNow } from "./random.js";
+import { randomBytesNow } from "../random-bytes.js";
+import { newId, randomBase62 } from "./random.js";
 
 describe("pooled randomness", () => {
   it("never hands out the same bytes twice, across refills of the pool", () => {

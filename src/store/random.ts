@@ -1,27 +1,10 @@
-import { randomFillSync } from "node:crypto";
+import { randomBytesNow } from "../random-bytes.js";
 
 const BASE62_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 // 248 is the largest multiple of 62 that fits in a byte. Bytes at or above it are discarded:
 // reducing them modulo 62 too would make the first 8 characters 25% more likely than the rest.
 const UNBIASED_BYTE_LIMIT = 256 - (256 % BASE62_ALPHABET.length);
-
-const pool = Buffer.allocUnsafe(4096);
-let used = pool.length;
-
-/**
- * `n` bytes from the CSPRNG, drawn 4 KB at a time (one draw per id cost more than the id's
- * database row). The bytes are only valid until the next call: use them at once.
- */
-export function randomBytesNow(n: number): Buffer {
-  if (n > pool.length) return randomFillSync(Buffer.allocUnsafe(n));
-  if (used + n > pool.length) {
-    randomFillSync(pool);
-    used = 0;
-  }
-  used += n;
-  return pool.subarray(used - n, used);
-}
 
 /** A string of `length` independent, uniformly distributed base62 characters from the CSPRNG. */
 export function randomBase62(length: number): string {

@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import type { Database, Queries } from "./database.js";
 import { DAY_MS } from "../money/periods.js";
 import { dayBuckets } from "./day-buckets.js";
-import { MAX_LEDGER_PAGE } from "./ledger.js";
+import { MAX_LEDGER_PAGE } from "../record-limits.js";
 import type { LedgerEntry } from "./ledger-types.js";
 import type { AccountDay, BusyAccount, DayActivity, KeyedLedgerEntry, LedgerFilter, LedgerKind, ReportsRepository, ServerError } from "./reports-types.js";
 
@@ -17,7 +17,7 @@ export type * from "./reports-types.js";
 /** Server errors older than this are pruned as new ones are recorded: the console shows 30 days. */
 export const SERVER_ERROR_RETENTION_MS = 31 * DAY_MS;
 
-export const LEDGER_KINDS: readonly LedgerKind[] = ["top_up", "charge", "plan", "adjustment"];
+export { LEDGER_KINDS } from "../record-limits.js";
 
 export function createReportsRepository(database: Database, now: () => number): ReportsRepository {
   const { db } = database;

@@ -203,5 +203,4 @@ export interface IdempotencyRepository {
   sweep(): Promise<number>;
 }
 
-/** Longest accepted account or key name; names are labels, not documents. */
-export const MAX_NAME_LENGTH = 200;
+export { MAX_NAME_LENGTH } from "../record-limits.js";

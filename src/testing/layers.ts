@@ -35,6 +35,8 @@ export const LAYER_OF: Record<string, Layer> = {
   "logger.ts": "base",
   "urls.ts": "base",
   "error-message.ts": "base",
+  "random-bytes.ts": "base",
+  "record-limits.ts": "base",
   console: "browser",
   compat: "tests",
   testing: "testing",

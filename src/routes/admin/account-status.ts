@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { adminActor } from "../../http/admin-auth.js";
-import { MAX_NAME_LENGTH } from "../../services/types.js";
+import { MAX_NAME_LENGTH } from "../../record-limits.js";
 import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { summaryOr404, summaryView } from "./account-summary.js";

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError } from "../../errors.js";
 import { adminActor } from "../../http/admin-auth.js";
-import { MAX_NAME_LENGTH } from "../../services/types.js";
+import { MAX_NAME_LENGTH } from "../../record-limits.js";
 import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { readBody } from "./input.js";

@@ -1,7 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { adminActor } from "../../http/admin-auth.js";
-import { PLAN_LIMITS } from "../../services/types.js";
-import { MAX_NAME_LENGTH } from "../../services/types.js";
+import { MAX_NAME_LENGTH, PLAN_LIMITS } from "../../record-limits.js";
 import type { Services } from "../../services/build.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { EuroString, micros, readBody } from "./input.js";

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Services } from "../../services/build.js";
-import { MAX_LEDGER_PAGE } from "../../services/types.js";
+import { MAX_LEDGER_PAGE } from "../../record-limits.js";
 import { csv, LEDGER_CSV_HEADER, ledgerCsvRow, USAGE_CSV_HEADER, usageCsvRow } from "../../views/csv.js";
 import { requestIdHeader } from "../shared.schema.js";
 import { summaryOr404 } from "./account-summary.js";

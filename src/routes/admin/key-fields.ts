@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ApiError } from "../../errors.js";
-import { MAX_NAME_LENGTH, PLAN_LIMITS, type KeyChanges } from "../../services/types.js";
+import type { KeyChanges } from "../../services/types.js";
+import { MAX_NAME_LENGTH, PLAN_LIMITS } from "../../record-limits.js";
 import { INSTANT_FORMAT, parseInstant } from "../../views/instants.js";
 import { EuroString, micros } from "./input.js";
 

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { LEDGER_KINDS, type LedgerKind } from "../../services/types.js";
+import type { LedgerKind } from "../../services/types.js";
+import { LEDGER_KINDS } from "../../record-limits.js";
 
 /** ?kind=top_up or ?kind=charge,plan: the ledger's kinds to list (all when absent). */
 export const KindParam = z

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { MAX_AUDIT_PAGE } from "../../services/types.js";
+import { MAX_AUDIT_PAGE } from "../../record-limits.js";
 import type { Services } from "../../services/build.js";
 import { readQuery, wholeNumberParam } from "./input.js";
 import { BeforeParam, pagedResponse } from "./paged.js";

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { MAX_LEDGER_PAGE } from "../../services/types.js";
+import { MAX_LEDGER_PAGE } from "../../record-limits.js";
 import type { Services } from "../../services/build.js";
 import { summaryOr404 } from "./account-summary.js";
 import { AccountIdParams } from "./get-account.js";
