@@ -6,18 +6,11 @@ import { normalizeName } from "./names.js";
 import { newId } from "./random.js";
 import { audited } from "./audit.js";
 import type { Account, AccountListing, AccountPageQuery, AccountsRepository, AdminActor, PlansRepository } from "./types.js";
+import type { RowOf } from "./schema.js";
 
 const COLUMNS = ["id", "name", "created_at", "plan_id", "balance_micro", "reserved_micro", "disabled_at"] as const;
 
-interface AccountRow {
-  id: string;
-  name: string;
-  created_at: number;
-  plan_id: string;
-  balance_micro: number;
-  reserved_micro: number;
-  disabled_at: number | null;
-}
+type AccountRow = RowOf<"accounts", (typeof COLUMNS)[number]>;
 
 const toAccount = (row: AccountRow): Account => ({
   id: row.id,

@@ -5,6 +5,7 @@ import type { Database } from "./database.js";
 import { StoreError } from "./errors.js";
 import { normalizeName } from "./names.js";
 import { newId, randomBase62 } from "./random.js";
+import type { RowOf } from "./schema.js";
 
 /**
  * Admin tokens: `tja_` and 40 base62 characters (~238 bits), a marker of their own so a leaked
@@ -19,7 +20,7 @@ export const isWellFormedAdminToken = (value: string) => TOKEN_PATTERN.test(valu
 const hash = (token: string) => createHash("sha256").update(token, "utf8").digest("hex");
 
 const COLUMNS = ["id", "name", "prefix", "created_at", "last_used_at", "revoked_at"] as const;
-type Row = { id: string; name: string; prefix: string; created_at: number; last_used_at: number | null; revoked_at: number | null };
+type Row = RowOf<"admin_tokens", (typeof COLUMNS)[number]>;
 const toRecord = (row: Row): AdminTokenRecord => ({
   id: row.id,
   name: row.name,

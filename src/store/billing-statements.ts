@@ -1,19 +1,7 @@
 import type { Database } from "./database.js";
-import type { BilledTo } from "./types.js";
+import type { RowOf } from "./schema.js";
 
-export interface ReservationRow {
-  id: string;
-  account_id: string;
-  billed_to: BilledTo;
-  questions: number;
-  input_tokens: number;
-  amount_micro: number;
-  period_start: number;
-  request_id: string;
-  expires_at: number;
-  key_id: string | null;
-  model: string | null;
-}
+export type ReservationRow = Omit<RowOf<"reservations">, "created_at">;
 
 export interface StandingRow {
   balance_micro: number;

@@ -6,6 +6,7 @@ import { boundedInteger, PLAN_LIMITS } from "./plans.js";
 import { newId } from "./random.js";
 import { audited } from "./audit.js";
 import type { AdminActor, ApiKeyRecord, AuthenticatedKey, KeyChanges, KeyLimits, KeysRepository } from "./types.js";
+import type { RowOf } from "./schema.js";
 
 /**
  * last_used_at is refreshed at most this often per key, so steady traffic on a key costs
@@ -18,20 +19,7 @@ const COLUMNS = [
   "requests_per_minute", "budget_micro", "expires_at", "spent_micro", "held_micro",
 ] as const;
 
-interface KeyRow {
-  id: string;
-  account_id: string;
-  name: string | null;
-  prefix: string;
-  created_at: number;
-  last_used_at: number | null;
-  revoked_at: number | null;
-  requests_per_minute: number | null;
-  budget_micro: number | null;
-  expires_at: number | null;
-  spent_micro: number;
-  held_micro: number;
-}
+type KeyRow = RowOf<"api_keys", (typeof COLUMNS)[number]>;
 
 interface AuthenticatedRow {
   id: string;

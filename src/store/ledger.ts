@@ -8,24 +8,13 @@ import { checkKeys } from "./keys-check.js";
 import { usageByModel } from "./ledger-by-model.js";
 import type { AdminActor } from "./audit-types.js";
 import type { DailyUsage, LedgerActivity, LedgerCheck, LedgerEntry, LedgerRepository } from "./ledger-types.js";
+import type { RowOf } from "./schema.js";
 
 /** The largest balance kept: the largest integer a JavaScript number holds exactly. */
 export const MAX_BALANCE_MICRO = Number.MAX_SAFE_INTEGER;
 
-interface EntryRow {
-  id: number;
-  account_id: string;
-  at: number;
-  kind: LedgerEntry["kind"];
-  amount_micro: number;
-  questions: number;
-  input_tokens: number;
-  period_start: number | null;
-  request_id: string | null;
-  note: string | null;
-  key_id: string | null;
-  model?: string | null;
-}
+/** `model` is absent where a query does not read it. */
+type EntryRow = Omit<RowOf<"ledger">, "model"> & { model?: string | null };
 
 const toEntry = (row: EntryRow): LedgerEntry => ({
   id: row.id,

@@ -5,10 +5,11 @@ import { StoreError } from "./errors.js";
 import { normalizeName } from "./names.js";
 import { newId } from "./random.js";
 import type { Plan, PlanInput, PlansRepository } from "./types.js";
+import type { RowOf } from "./schema.js";
 
 const COLUMNS = ["id", "name", "requests_per_minute", "allowance_questions", "price_per_million", "created_at", "allowed_models"] as const;
 
-type PlanRow = { [K in (typeof COLUMNS)[number]]: K extends "id" | "name" ? string : K extends "allowed_models" ? string | null : number };
+type PlanRow = RowOf<"plans", (typeof COLUMNS)[number]>;
 
 const toPlan = (row: PlanRow): Plan => ({
   id: row.id,

@@ -1,4 +1,4 @@
-import type { Generated } from "kysely";
+import type { Generated, Selectable } from "kysely";
 
 /**
  * The tables as the query layer sees them, on SQLite and PostgreSQL alike. Every integer column is
@@ -116,3 +116,6 @@ export interface Tables {
     details: string;
   };
 }
+
+/** A table's row as a query reads it (generated columns as their values), of the columns named: the repositories' row types. */
+export type RowOf<T extends keyof Tables, C extends keyof Selectable<Tables[T]> = keyof Selectable<Tables[T]>> = Pick<Selectable<Tables[T]>, C>;
