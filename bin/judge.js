@@ -45,7 +45,11 @@ async function compiledEntry() {
   // new bundle ("bundle": a key of its own apart from the file-by-file copies made before).
   const version = (name) => JSON.parse(readFileSync(join(root, "node_modules", name, "package.json"), "utf8")).version;
   const hash = createHash("sha256").update(`bundle ${process.version} ${["esbuild", ...BUNDLED].map((name) => `${name} ${version(name)}`).join(" ")}\n`);
-  for (const file of files) hash.update(`${file}\0`).update(readFileSync(join(src, file))).update("\0");
+  for (const file of files)
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(join(src, file)))
+      .update("\0");
   const cache = join(root, "node_modules/.cache/typed-judgment-service");
   const dir = join(cache, `cli-${hash.digest("hex").slice(0, 16)}`);
   const entry = join(dir, "src/cli/main.js");
@@ -69,23 +73,25 @@ async function compiledEntry() {
     platform: "node",
     target: `node${process.versions.node.split(".")[0]}`,
     logLevel: "silent",
-    plugins: [{
-      name: "judge-cli",
-      setup(build) {
-        // Bundled: the ES-module packages of many small files, where the time went. Every other
-        // package (CommonJS ones find files beside their own code through __dirname; native
-        // ones load binaries) is imported from node_modules as usual.
-        build.onResolve({ filter: /^[^./]/ }, (args) =>
-          BUNDLED.some((name) => args.path === name || args.path.startsWith(`${name}/`)) ? undefined : { path: args.path, external: true },
-        );
-        // A module's import.meta.url names its source file, so that files found beside it (the
-        // console's pages) and packages resolved from it are found where they are in src/.
-        build.onLoad({ filter: /\.ts$/ }, (args) => ({
-          contents: readFileSync(args.path, "utf8").replaceAll("import.meta.url", JSON.stringify(pathToFileURL(args.path).href)),
-          loader: "ts",
-        }));
+    plugins: [
+      {
+        name: "judge-cli",
+        setup(build) {
+          // Bundled: the ES-module packages of many small files, where the time went. Every other
+          // package (CommonJS ones find files beside their own code through __dirname; native
+          // ones load binaries) is imported from node_modules as usual.
+          build.onResolve({ filter: /^[^./]/ }, (args) =>
+            BUNDLED.some((name) => args.path === name || args.path.startsWith(`${name}/`)) ? undefined : { path: args.path, external: true },
+          );
+          // A module's import.meta.url names its source file, so that files found beside it (the
+          // console's pages) and packages resolved from it are found where they are in src/.
+          build.onLoad({ filter: /\.ts$/ }, (args) => ({
+            contents: readFileSync(args.path, "utf8").replaceAll("import.meta.url", JSON.stringify(pathToFileURL(args.path).href)),
+            loader: "ts",
+          }));
+        },
       },
-    }],
+    ],
   });
   // Modules resolve from the cache as from src/ (node_modules above it); the package's type too.
   writeFileSync(join(temp, "package.json"), JSON.stringify({ type: "module" }));

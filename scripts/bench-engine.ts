@@ -35,7 +35,11 @@ if (!["all", "ceiling", "states"].includes(values.part!)) throw new Error(`--par
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const QUESTIONS: Question[] = [
-  { type: "choice", instructions: "What is the ticket about?", criteria: { billing: "money, invoices", technical: "bugs, outages", account: "login, profile", other: null } },
+  {
+    type: "choice",
+    instructions: "What is the ticket about?",
+    criteria: { billing: "money, invoices", technical: "bugs, outages", account: "login, profile", other: null },
+  },
   { type: "noul", instructions: "The customer is angry.", criteria: { true: "strong negative tone" } },
   { type: "score", instructions: "How urgent is it?", criteria: ["not urgent", "low", "medium", "high", "critical"] },
 ];
@@ -73,8 +77,12 @@ async function ceilingAndRequests(modelPath: string): Promise<void> {
   };
   await timeRequest(-1, QUESTIONS); // warm-up
   // Interleaved, so machine noise hits the ceiling and the engine alike.
-  const rawSeconds: number[] = [], fresh3: number[] = [], fresh1: number[] = [], cached3: number[] = [];
-  let tokens3 = 0, tokens1 = 0;
+  const rawSeconds: number[] = [],
+    fresh3: number[] = [],
+    fresh1: number[] = [],
+    cached3: number[] = [];
+  let tokens3 = 0,
+    tokens1 = 0;
   for (let i = 0; i < runs; i++) {
     rawSeconds.push(await raw.readSeconds(rawTokens));
     const three = await timeRequest(1000 + i, QUESTIONS);
@@ -100,7 +108,18 @@ async function ceilingAndRequests(modelPath: string): Promise<void> {
     ["latency per extra question", `${perQuestion.toFixed(0)} ms`],
   ];
   printRows(rows);
-  console.log(JSON.stringify({ modelPath, runs, rawTokensPerSecond: rawTokensPerSecond, requestMs: median(fresh3), inputTokens: tokens3, cachedRequestMs: median(cached3), oneQuestionMs: median(fresh1), perQuestionMs: perQuestion }));
+  console.log(
+    JSON.stringify({
+      modelPath,
+      runs,
+      rawTokensPerSecond: rawTokensPerSecond,
+      requestMs: median(fresh3),
+      inputTokens: tokens3,
+      cachedRequestMs: median(cached3),
+      oneQuestionMs: median(fresh1),
+      perQuestionMs: perQuestion,
+    }),
+  );
 }
 
 /**
@@ -149,17 +168,34 @@ async function interleavedStates(modelPath: string): Promise<void> {
     `${median(measured[key]).toFixed(0)} ms median, ${(requests / (wallMs[key] / 1000)).toFixed(2)} requests/s, ` +
     `${Math.round(evaluated[key] / requests)} tokens evaluated per request`;
   printRows([
-    [`${states} states interleaved, 1 question each (${Math.round(inputTokens / requests)} input tokens per request)`, `${requests} measured requests per engine`],
+    [
+      `${states} states interleaved, 1 question each (${Math.round(inputTokens / requests)} input tokens per request)`,
+      `${requests} measured requests per engine`,
+    ],
     ["engine with 1 slot (re-reads every state)", row("one")],
     [`engine with ${states} slots (keeps every state)`, row("many")],
-    [`${states} slots against 1`, `${(median(measured.one) / median(measured.many)).toFixed(2)}× faster (median), ${(wallMs.one / wallMs.many).toFixed(2)}× the requests/s`],
+    [
+      `${states} slots against 1`,
+      `${(median(measured.one) / median(measured.many)).toFixed(2)}× faster (median), ${(wallMs.one / wallMs.many).toFixed(2)}× the requests/s`,
+    ],
   ]);
-  console.log(JSON.stringify({
-    modelPath, states, rounds: runs, requests, inputTokensPerRequest: inputTokens / requests,
-    oneSlot: { medianMs: median(measured.one), requestsPerSecond: requests / (wallMs.one / 1000), evaluatedPerRequest: evaluated.one / requests },
-    slots: { count: states, medianMs: median(measured.many), requestsPerSecond: requests / (wallMs.many / 1000), evaluatedPerRequest: evaluated.many / requests },
-    medianRatio: median(measured.one) / median(measured.many),
-  }));
+  console.log(
+    JSON.stringify({
+      modelPath,
+      states,
+      rounds: runs,
+      requests,
+      inputTokensPerRequest: inputTokens / requests,
+      oneSlot: { medianMs: median(measured.one), requestsPerSecond: requests / (wallMs.one / 1000), evaluatedPerRequest: evaluated.one / requests },
+      slots: {
+        count: states,
+        medianMs: median(measured.many),
+        requestsPerSecond: requests / (wallMs.many / 1000),
+        evaluatedPerRequest: evaluated.many / requests,
+      },
+      medianRatio: median(measured.one) / median(measured.many),
+    }),
+  );
 }
 
 function printRows(rows: [string, string][]): void {

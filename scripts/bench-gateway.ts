@@ -178,8 +178,12 @@ async function main(): Promise<void> {
     console.log(`  billed requests/s  ${(result.answered / seconds).toFixed(0)}  (${result.answered} answered, ${result.sent} sent)`);
     console.log(`  latency            p50 ${latency?.p50.toFixed(2)} ms, p99 ${latency?.p99.toFixed(2)} ms, max ${latency?.max.toFixed(2)} ms`);
     console.log(`  errors             ${JSON.stringify(result.errors)} ${result.errorSamples.join(" | ")}`);
-    console.log(`  charged            ${charged} µ€ (${(charged / Math.max(1, result.answered)).toFixed(2)} µ€ per answered request; ledger ${check.ok ? "consistent" : JSON.stringify(check)})`);
-    console.log(`  gateway CPU        ${(gatewayCpuMs / Math.max(1, result.answered)).toFixed(3)} ms per request (${((100 * gatewayCpuMs) / result.elapsedMs).toFixed(0)}% of one core); this process ${(result.clientCpuMs / Math.max(1, result.answered)).toFixed(3)} ms per request (load + upstream)`);
+    console.log(
+      `  charged            ${charged} µ€ (${(charged / Math.max(1, result.answered)).toFixed(2)} µ€ per answered request; ledger ${check.ok ? "consistent" : JSON.stringify(check)})`,
+    );
+    console.log(
+      `  gateway CPU        ${(gatewayCpuMs / Math.max(1, result.answered)).toFixed(3)} ms per request (${((100 * gatewayCpuMs) / result.elapsedMs).toFixed(0)}% of one core); this process ${(result.clientCpuMs / Math.max(1, result.answered)).toFixed(3)} ms per request (load + upstream)`,
+    );
   } finally {
     client.close();
     await gateway.stop();
@@ -208,7 +212,14 @@ async function startGateway(baseline: boolean, settings: Record<string, string>,
   child.stderr!.on("data", (chunk) => (stderr += String(chunk)));
   const exit = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const url = `http://127.0.0.1:${port}`;
-  for (let tries = 0; (await fetch(`${url}/health`).then((r) => r.status, () => 0)) !== 200; tries++) {
+  for (
+    let tries = 0;
+    (await fetch(`${url}/health`).then(
+      (r) => r.status,
+      () => 0,
+    )) !== 200;
+    tries++
+  ) {
     if (tries > 300 || child.exitCode !== null) throw new Error(`the gateway never became healthy; stderr:\n${stderr}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

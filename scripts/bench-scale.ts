@@ -76,7 +76,10 @@ async function runPhase(phase: Phase, model: string, nodeArgs?: string[]): Promi
     };
     for (let i = 0; i < phase.instances; i++) instances.push(await startInstance(settings, { nodeArgs }));
     for (const instance of instances) await untilHealthy(instance);
-    const result = await load(instances.map((i) => i.url), keys);
+    const result = await load(
+      instances.map((i) => i.url),
+      keys,
+    );
     const check = await services.ledger.check();
     if (!check.ok) throw new Error(`ledger check failed after ${phase.name}: ${JSON.stringify(check)}`);
     return result;
@@ -94,7 +97,11 @@ async function load(urls: string[], keys: string[]) {
   const errors: Record<string, number> = {};
   const send = async (url: string, key: string) => {
     const started = performance.now();
-    const response = await fetch(`${url}/v1/systemone`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: BODY });
+    const response = await fetch(`${url}/v1/systemone`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: BODY,
+    });
     await response.arrayBuffer();
     if (response.status === 200) latencies.push(performance.now() - started);
     else errors[response.status] = (errors[response.status] ?? 0) + 1;
@@ -151,7 +158,9 @@ for (let round = 1; round <= rounds; round++) {
   }
 }
 
-console.log(`\nBilled requests/s, ${concurrency} concurrent clients, ${durationMs / 1000} s per phase, median of ${rounds} rounds (clients, instances, PostgreSQL and Redis share this machine's cores)\n`);
+console.log(
+  `\nBilled requests/s, ${concurrency} concurrent clients, ${durationMs / 1000} s per phase, median of ${rounds} rounds (clients, instances, PostgreSQL and Redis share this machine's cores)\n`,
+);
 console.log("| configuration | requests/s | p50 latency | errors |\n|---|---|---|---|");
 for (const [name, r] of results) {
   const errors = r.errors.reduce((n, e) => n + Object.values(e).reduce((a, b) => a + b, 0), 0);

@@ -25,11 +25,17 @@ const requests = Number(values.requests);
 const words = Number(values["state-words"]);
 
 const QUESTIONS: Question[] = [
-  { type: "choice", instructions: "What is the ticket about?", criteria: { billing: "money, invoices", technical: "bugs, outages", account: "login, profile", other: null } },
+  {
+    type: "choice",
+    instructions: "What is the ticket about?",
+    criteria: { billing: "money, invoices", technical: "bugs, outages", account: "login, profile", other: null },
+  },
   { type: "noul", instructions: "The customer is angry.", criteria: { true: "strong negative tone" } },
   { type: "score", instructions: "How urgent is it?", criteria: ["not urgent", "low", "medium", "high", "critical"] },
 ];
-const OTHER: Question[] = [{ type: "choice", instructions: "Which team should answer?", criteria: Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`team ${i}`, null])) }];
+const OTHER: Question[] = [
+  { type: "choice", instructions: "Which team should answer?", criteria: Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`team ${i}`, null])) },
+];
 const VOCABULARY = "charge refund card bank account order delivery late twice again support agent week month invoice".split(" ");
 const stateText = (variant: number) =>
   `Ticket ${variant}: ` + Array.from({ length: words }, (_, i) => VOCABULARY[(i * 7 + variant * 3) % VOCABULARY.length]).join(" ");
@@ -45,7 +51,16 @@ async function timed(engine: LlamaEngine, state: string, questions: Question[]):
 
 async function main(): Promise<void> {
   const open = (exactness: "strict" | "tolerant") =>
-    createLlamaEngine({ model, modelsDir: ".", contextSize: 4096, maxRequestTokens: 100_000, threads: Number(values.threads), gpu: "off", slots: 1, exactness });
+    createLlamaEngine({
+      model,
+      modelsDir: ".",
+      contextSize: 4096,
+      maxRequestTokens: 100_000,
+      threads: Number(values.threads),
+      gpu: "off",
+      slots: 1,
+      exactness,
+    });
   const strict = open("strict");
   const tolerant = open("tolerant");
   await Promise.all([strict.ready, tolerant.ready]);
@@ -58,7 +73,16 @@ async function main(): Promise<void> {
   await timed(tolerant, stateText(-1), QUESTIONS);
   for (let i = 0; i < requests; i++) {
     // Alternate which engine goes first, so a slower moment of a shared machine hits both.
-    const order = i % 2 === 0 ? ([["strict", strict], ["tolerant", tolerant]] as const) : ([["tolerant", tolerant], ["strict", strict]] as const);
+    const order =
+      i % 2 === 0
+        ? ([
+            ["strict", strict],
+            ["tolerant", tolerant],
+          ] as const)
+        : ([
+            ["tolerant", tolerant],
+            ["strict", strict],
+          ] as const);
     const times: Record<string, { fresh: number; cached: number }> = {};
     for (const [name, engine] of order) {
       const fresh = await timed(engine, stateText(i), QUESTIONS);
@@ -70,7 +94,9 @@ async function main(): Promise<void> {
       rows[kind].tolerant.push(times.tolerant[kind]);
       rows[kind].ratio.push(times.strict[kind] / times.tolerant[kind]);
     }
-    console.error(`pair ${i + 1}/${requests}: fresh ${times.strict.fresh.toFixed(0)} / ${times.tolerant.fresh.toFixed(0)} ms, cached ${times.strict.cached.toFixed(0)} / ${times.tolerant.cached.toFixed(0)} ms`);
+    console.error(
+      `pair ${i + 1}/${requests}: fresh ${times.strict.fresh.toFixed(0)} / ${times.tolerant.fresh.toFixed(0)} ms, cached ${times.strict.cached.toFixed(0)} / ${times.tolerant.cached.toFixed(0)} ms`,
+    );
   }
   const tokens = (await strict.prepare(buildPrompt(stateText(0), QUESTIONS))).inputTokens;
   console.log(`model ${model}; ${tokens} input tokens per new-state request; ${requests} pairs, concurrency 1, 1 slot`);

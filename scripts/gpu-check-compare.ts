@@ -10,7 +10,8 @@ import { createRequestGenerator } from "../src/bench/requests.js";
 import { endpointUrl } from "../src/clients/judgment-endpoint.js";
 
 const [refUrl, refKeyFile, candUrl, candKeyFile, countArg, stateArg, cacheFile] = process.argv.slice(2);
-if (!candKeyFile) throw new Error("usage: gpu-check-compare.ts <reference-url> <reference-key-file> <candidate-url> <candidate-key-file> [requests] [state-tokens]");
+if (!candKeyFile)
+  throw new Error("usage: gpu-check-compare.ts <reference-url> <reference-key-file> <candidate-url> <candidate-key-file> [requests] [state-tokens]");
 const count = Number(countArg ?? 16);
 const next = createRequestGenerator({ stateTokens: Number(stateArg ?? 300), questions: 3, options: 4 }, { seed: 7, tokensPerWord: 1.3 });
 

@@ -53,14 +53,17 @@ const contentFree = new Map<string, Promise<number[]>>();
 function contentFreeOf(question: Question): Promise<number[]> {
   const key = JSON.stringify(question);
   if (!contentFree.has(key)) {
-    contentFree.set(key, (async () => {
-      const sum: number[] = [];
-      for (const state of CONTENT_FREE) {
-        const result = await engine.evaluate(await engine.prepare(buildPrompt(state, [question], style)));
-        normalise(result.labelLogProbs[0], 1).forEach((p, k) => (sum[k] = (sum[k] ?? 0) + p / CONTENT_FREE.length));
-      }
-      return sum;
-    })());
+    contentFree.set(
+      key,
+      (async () => {
+        const sum: number[] = [];
+        for (const state of CONTENT_FREE) {
+          const result = await engine.evaluate(await engine.prepare(buildPrompt(state, [question], style)));
+          normalise(result.labelLogProbs[0], 1).forEach((p, k) => (sum[k] = (sum[k] ?? 0) + p / CONTENT_FREE.length));
+        }
+        return sum;
+      })(),
+    );
   }
   return contentFree.get(key)!;
 }
@@ -71,7 +74,14 @@ const started = performance.now();
 for (const item of items) {
   const request = requestOf(item) as { state?: unknown; questions: Record<string, Question> };
   const ids = Object.keys(request.questions);
-  const prompt = { ...buildPrompt(request.state, ids.map((id) => request.questions[id]), style), diagnostics: true };
+  const prompt = {
+    ...buildPrompt(
+      request.state,
+      ids.map((id) => request.questions[id]),
+      style,
+    ),
+    diagnostics: true,
+  };
   const prepared = await engine.prepare(prompt);
   const result = await engine.evaluate(prepared);
   tokens += result.inputTokens;
@@ -81,7 +91,10 @@ for (const item of items) {
     const record: QuestionPrediction = { item: `${item.id}#${item.line}`, question: q.id, labels: q.labels, type: q.type, probabilities, gold: q.gold };
     records.push(record);
     const cf = await contentFreeOf(request.questions[q.id]);
-    const corrected = normalise(result.labelLogProbs[ids.indexOf(q.id)].map((lp, k) => lp - Math.log(cf[k])), 1);
+    const corrected = normalise(
+      result.labelLogProbs[ids.indexOf(q.id)].map((lp, k) => lp - Math.log(cf[k])),
+      1,
+    );
     contextual.push({ ...record, probabilities: corrected });
     const d = result.diagnostics![ids.indexOf(q.id)];
     diagnosed.push({ mass: d.labelMass, top: d.topTokenIsLabel, confidence: Math.max(...probabilities), right: isCorrect(record), type: q.type });
@@ -104,17 +117,34 @@ const flags = (filter: (d: (typeof diagnosed)[number]) => boolean) => {
   };
 };
 const diagnostics = Object.fromEntries(
-  ["overall", "choice", "noul", "score"].map((type) => [type, flags((d) => type === "overall" || d.type === type)]).filter(([, f]) => (f as { answers: number }).answers > 0),
+  ["overall", "choice", "noul", "score"]
+    .map((type) => [type, flags((d) => type === "overall" || d.type === type)])
+    .filter(([, f]) => (f as { answers: number }).answers > 0),
 );
-const row = { model: basename(modelPath), dataset: basename(datasetPath), style: styleName === "auto" ? `auto (${style.cues} cues)` : styleName, items: items.length, input_tokens: tokens, seconds: (performance.now() - started) / 1000, quality: report.byType, contextual: contextualReport.byType, diagnostics };
+const row = {
+  model: basename(modelPath),
+  dataset: basename(datasetPath),
+  style: styleName === "auto" ? `auto (${style.cues} cues)` : styleName,
+  items: items.length,
+  input_tokens: tokens,
+  seconds: (performance.now() - started) / 1000,
+  quality: report.byType,
+  contextual: contextualReport.byType,
+  diagnostics,
+};
 if (process.argv.includes("--json")) console.log(JSON.stringify(row));
 else {
   console.log(`${row.model} ${row.dataset} style=${row.style}: ${items.length} items, ${tokens} tokens, ${row.seconds.toFixed(0)} s`);
   for (const [type, q] of Object.entries(report.byType)) {
     const f = (x: number) => x.toFixed(4);
     const g = diagnostics[type];
-    if (g) console.log(`${type.padEnd(8)} label mass median ${g.median_label_mass.toFixed(4)}, top token a label ${(100 * g.top_token_is_label_share).toFixed(1)}%, AUROC(low mass → wrong) ${g.auroc_low_mass_flags_wrong.toFixed(3)}, AUROC(low confidence → wrong) ${g.auroc_low_confidence_flags_wrong.toFixed(3)}`);
-    console.log(`${type.padEnd(8)} acc ${f(q!.model.accuracy)}  F1 ${f(q!.model.macroF1)}  ECE10 ${f(q!.model.ece)}  Brier ${f(q!.model.brier)}  NLL ${f(q!.model.nll)}   prior NLL ${f(q!.prior.nll)}`);
+    if (g)
+      console.log(
+        `${type.padEnd(8)} label mass median ${g.median_label_mass.toFixed(4)}, top token a label ${(100 * g.top_token_is_label_share).toFixed(1)}%, AUROC(low mass → wrong) ${g.auroc_low_mass_flags_wrong.toFixed(3)}, AUROC(low confidence → wrong) ${g.auroc_low_confidence_flags_wrong.toFixed(3)}`,
+      );
+    console.log(
+      `${type.padEnd(8)} acc ${f(q!.model.accuracy)}  F1 ${f(q!.model.macroF1)}  ECE10 ${f(q!.model.ece)}  Brier ${f(q!.model.brier)}  NLL ${f(q!.model.nll)}   prior NLL ${f(q!.prior.nll)}`,
+    );
     const c = contextualReport.byType[type as keyof typeof contextualReport.byType];
     if (c) console.log(`${type.padEnd(8)} contextual: acc ${f(c.model.accuracy)}  ECE10 ${f(c.model.ece)}  NLL ${f(c.model.nll)}`);
   }

@@ -10,7 +10,9 @@ import path from "node:path";
 import { qualityReport, type QuestionPrediction } from "../src/evaluation/quality.js";
 
 const f = (x: number) => x.toFixed(3);
-console.log("| Run | Type | Answers | Accuracy | Macro-F1 | ECE (10 bins) | Brier | NLL | Prior: acc / ECE / Brier / NLL | 5-fold T: ECE / Brier / NLL | Flip rate (shift) |");
+console.log(
+  "| Run | Type | Answers | Accuracy | Macro-F1 | ECE (10 bins) | Brier | NLL | Prior: acc / ECE / Brier / NLL | 5-fold T: ECE / Brier / NLL | Flip rate (shift) |",
+);
 console.log("|---|---|---|---|---|---|---|---|---|---|---|");
 for (const dir of process.argv.slice(2)) {
   const lines = (await readFile(path.join(dir, "predictions.jsonl"), "utf8")).split("\n").filter((l) => l.trim() !== "");
@@ -22,7 +24,9 @@ for (const dir of process.argv.slice(2)) {
   const report = qualityReport(records, 5, 1);
   for (const [type, row] of Object.entries(report.byType)) {
     const flips = summary.robustness?.optionOrder?.[type];
-    const m = row!.model, p = row!.prior, k = row!.kFold;
+    const m = row!.model,
+      p = row!.prior,
+      k = row!.kFold;
     console.log(
       `| ${path.basename(dir)} | ${type} | ${m.answers} | ${f(m.accuracy)} | ${f(m.macroF1)} | ${f(m.ece)} | ${f(m.brier)} | ${f(m.nll)} | ` +
         `${f(p.accuracy)} / ${f(p.ece)} / ${f(p.brier)} / ${f(p.nll)} | ${f(k.ece)} / ${f(k.brier)} / ${f(k.nll)} | ${flips ? `${(100 * flips.changedRate).toFixed(1)}%` : "-"} |`,

@@ -71,7 +71,9 @@ for (const modelPath of args) {
   const one = await meanTokens(1);
   const six = await meanTokens(6);
   await engine.close();
-  const types = Object.entries(perType).map(([type, xs]) => `${type} ${mean(xs).toFixed(1)}`).join(", ");
+  const types = Object.entries(perType)
+    .map(([type, xs]) => `${type} ${mean(xs).toFixed(1)}`)
+    .join(", ");
   console.log(
     `${basename(modelPath)} (${style.cues} cues): ${tokensPerWord.toFixed(3)} tokens/word; 1 question/request ${one.toFixed(1)} input tokens, ` +
       `6 questions/request ${six.toFixed(1)}: economy ${((6 * one) / six).toFixed(2)}× fewer input tokens per question ` +

@@ -44,7 +44,11 @@ const { values } = parseArgs({
 const durationMs = Number(values.duration) * 1000;
 const intervalMs = Number(values.interval) * 1000;
 const concurrency = Number(values.concurrency);
-for (const [name, value] of [["duration", durationMs], ["interval", intervalMs], ["concurrency", concurrency]] as const) {
+for (const [name, value] of [
+  ["duration", durationMs],
+  ["interval", intervalMs],
+  ["concurrency", concurrency],
+] as const) {
   if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
 }
 
@@ -152,7 +156,10 @@ async function summarise(): Promise<void> {
     const peak = (key: "rss" | "heap") => Math.max(...memory.map((m) => m[key]));
     console.log(`RSS ${mb(first.rss)} → ${mb(last.rss)} MB (peak ${mb(peak("rss"))}); heap ${mb(first.heap)} → ${mb(last.heap)} MB (peak ${mb(peak("heap"))})`);
     const half = memory.slice(Math.floor(memory.length / 2));
-    if (half.length > 1) console.log(`RSS trend over the second half: ${signed(slopePerMinute(half, "rss") / 2 ** 20)} MB/min, heap ${signed(slopePerMinute(half, "heap") / 2 ** 20)} MB/min`);
+    if (half.length > 1)
+      console.log(
+        `RSS trend over the second half: ${signed(slopePerMinute(half, "rss") / 2 ** 20)} MB/min, heap ${signed(slopePerMinute(half, "heap") / 2 ** 20)} MB/min`,
+      );
   }
   if (target.stop) console.log(await target.stop());
 }
@@ -193,12 +200,23 @@ async function startOwnServer(): Promise<Target> {
   process.once("SIGINT", () => process.exit(130));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const url = await untilListening(logPath, child);
-  for (let tries = 0; (await fetch(`${url}/health`).then((r) => r.status, () => 0)) !== 200; tries++) {
+  for (
+    let tries = 0;
+    (await fetch(`${url}/health`).then(
+      (r) => r.status,
+      () => 0,
+    )) !== 200;
+    tries++
+  ) {
     if (tries > 600) throw new Error(`the server never became healthy:\n${readFileSync(logPath, "utf8")}`);
     await sleep(100);
   }
   const admin = async (path: string, body: unknown) => {
-    const response = await fetch(url + path, { method: "POST", headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const response = await fetch(url + path, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
     return (await response.json()) as { id: string; key?: string };
   };
@@ -235,7 +253,6 @@ async function scrapeUrl(url: string, headers: Record<string, string>): Promise<
   if (!response.ok) throw new Error(`${url}: ${response.status}`);
   return parseExposition(await response.text());
 }
-
 
 /** Least-squares slope of `key` against time, per minute. */
 function slopePerMinute(points: { at: number; rss: number; heap: number }[], key: "rss" | "heap"): number {

@@ -123,8 +123,14 @@ describe("the log lines of a request", () => {
       const all = failing.logLines.slice(from).join("");
       const mine = lines.filter((l) => l.request_id === id);
       // The error (with what went wrong) and the access line; nothing of the request without its id.
-      expect(mine.map((l) => `${l.level} ${l.message} ${l.code}`), all).toEqual(["error request failed model_failed", "info request model_failed"]);
-      expect(lines.filter((l) => l.request_id === undefined), all).toEqual([]);
+      expect(
+        mine.map((l) => `${l.level} ${l.message} ${l.code}`),
+        all,
+      ).toEqual(["error request failed model_failed", "info request model_failed"]);
+      expect(
+        lines.filter((l) => l.request_id === undefined),
+        all,
+      ).toEqual([]);
       for (const line of mine) expect(typeof line.time === "string" && !Number.isNaN(Date.parse(line.time)), all).toBe(true);
       expect(all.includes(SECRET_STATE) || all.includes(failing.key) || /bearer|authorization/i.test(all), all).toBe(false);
     } finally {

@@ -66,7 +66,8 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   try {
     // Loaded only when needed: the engines' modules load node-llama-cpp, which takes seconds.
     const { createEngine } = options.engine ? { createEngine: undefined } : await import("./engine/factory.js");
-    const create = (engineConfig: Parameters<NonNullable<typeof createEngine>>[0]) => createEngine!(engineConfig, { showDownloadProgress: process.stdout.isTTY });
+    const create = (engineConfig: Parameters<NonNullable<typeof createEngine>>[0]) =>
+      createEngine!(engineConfig, { showDownloadProgress: process.stdout.isTTY });
     models = await startupStep("cannot set up the engine", () =>
       options.engine
         ? singleModelRegistry(options.engine, services.metrics)
@@ -135,7 +136,9 @@ async function serveWith(
   if (config.adminToken) log.info("console", { url: consoleUrl(config.host, port) });
   const metricsPort = config.metricsPort;
   const metricsServer =
-    metricsPort === undefined ? undefined : await startupStep(`cannot serve metrics on 127.0.0.1:${metricsPort}`, () => serveMetrics(services, metricsPort, log));
+    metricsPort === undefined
+      ? undefined
+      : await startupStep(`cannot serve metrics on 127.0.0.1:${metricsPort}`, () => serveMetrics(services, metricsPort, log));
   await reportParts(services, log);
   if ((await services.keys.count()) === 0) process.stderr.write(firstKeyHelp(config.db, `http://${config.host}:${port}`));
   void Promise.resolve(engine.ready).then(async () => {
@@ -145,13 +148,17 @@ async function serveWith(
       log.info("model ready", {
         model: engine.modelId,
         ...described,
-        ...(exactness && { exactness: exactness.mode, exactness_bound: exactness.bound, exactness_measured: exactness.measured, exactness_backend: exactness.backendMode }),
+        ...(exactness && {
+          exactness: exactness.mode,
+          exactness_bound: exactness.bound,
+          exactness_measured: exactness.measured,
+          exactness_backend: exactness.backendMode,
+        }),
         calibrated: calibration !== undefined && Object.hasOwn(calibration.models, engine.modelId),
         // What the prompt is styled for, so an operator can tell which A/B row applies to this model.
         ...(engine.templateFamily && { template_family: engine.templateFamily, prompt_cues: promptStyleFor(engine.templateFamily, config.promptCues).cues }),
       });
-    }
-    else {
+    } else {
       log.error("model unavailable", { detail: status.state === "failed" ? status.detail : status.state });
       if (config.engine.kind === "llama") process.stderr.write(modelHelp(status.state === "failed" ? status.detail : status.state));
     }
@@ -209,8 +216,14 @@ const STORES_CLOSE_MS = 500;
  * hold the exit past the deadline; the process's exit frees what it holds. False when it was cut.
  */
 async function closeQuietly(engine: { close(): Promise<void> } | undefined, services: Services, deadline: number): Promise<boolean> {
-  const engineClosed = await within(engine?.close().catch(() => undefined), deadline - STORES_CLOSE_MS - Date.now());
-  await within(services.close().catch(() => undefined), Math.max(STORES_CLOSE_MS, deadline - Date.now()));
+  const engineClosed = await within(
+    engine?.close().catch(() => undefined),
+    deadline - STORES_CLOSE_MS - Date.now(),
+  );
+  await within(
+    services.close().catch(() => undefined),
+    Math.max(STORES_CLOSE_MS, deadline - Date.now()),
+  );
   return engineClosed;
 }
 

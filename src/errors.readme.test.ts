@@ -43,7 +43,10 @@ describe("the error tables of docs/interface/errors.md", () => {
       const expected = [...new Set(row.codes.map((code) => ERROR_TYPE[code as ErrorCode]))];
       return JSON.stringify(row.types) !== JSON.stringify(expected);
     });
-    expect(wrong.map((row) => row.line), show(wrong)).toEqual([]);
+    expect(
+      wrong.map((row) => row.line),
+      show(wrong),
+    ).toEqual([]);
   });
 
   it("list every code of the catalogue, exactly once", () => {
@@ -78,7 +81,7 @@ describe("the error catalogue", () => {
   });
 
   it("types every 5xx api_error and no 4xx so", () => {
-    const wrong = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => (ERROR_STATUS[code] >= 500) !== (ERROR_TYPE[code] === "api_error"));
+    const wrong = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => ERROR_STATUS[code] >= 500 !== (ERROR_TYPE[code] === "api_error"));
     expect(wrong).toEqual([]);
   });
 });

@@ -27,20 +27,45 @@ const INJECTED: { name: string; file: string; code: string; says: RegExp }[] = [
     says: /reads the environment/,
   },
   { name: "store imports cli/", file: "store/names.ts", code: 'import { emit } from "../cli/context.js";', says: /store may not import cli/ },
-  { name: "process[\"env\"]", file: "services/limits.ts", code: 'export const x = process["env"].X;', says: /reads the environment/ },
+  { name: 'process["env"]', file: "services/limits.ts", code: 'export const x = process["env"].X;', says: /reads the environment/ },
   { name: "globalThis.process.env", file: "engine/factory.ts", code: "export const x = globalThis.process.env.X;", says: /reads the environment/ },
   { name: "destructured from process", file: "http/incoming.ts", code: "const { env: e } = process;\nexport const x = e.X;", says: /reads the environment/ },
   { name: "process under another name", file: "limits/types.ts", code: "const p = process;\nexport const x = p.env.X;", says: /reads the environment/ },
-  { name: "another config module reading the environment", file: "config/models-file.ts", code: "export const x = process.env.X;", says: /reads the environment \(only config\/environment\.ts may\)/ },
-  { name: "a namespace import of node:process", file: "money/periods.ts", code: 'import * as proc from "node:process";\nexport const x = proc.env.X;', says: /reads the environment/ },
-  { name: "a tool reaching the store by dynamic import", file: "evaluation/client.ts", code: 'export const load = () => import("../store/store.js");', says: /tools may not import store/ },
+  {
+    name: "another config module reading the environment",
+    file: "config/models-file.ts",
+    code: "export const x = process.env.X;",
+    says: /reads the environment \(only config\/environment\.ts may\)/,
+  },
+  {
+    name: "a namespace import of node:process",
+    file: "money/periods.ts",
+    code: 'import * as proc from "node:process";\nexport const x = proc.env.X;',
+    says: /reads the environment/,
+  },
+  {
+    name: "a tool reaching the store by dynamic import",
+    file: "evaluation/client.ts",
+    code: 'export const load = () => import("../store/store.js");',
+    says: /tools may not import store/,
+  },
   { name: "a tool requiring a database driver", file: "bench/stats.ts", code: 'const pg = require("pg");', says: /pg is for store only/ },
-  { name: "a re-export from the edge", file: "services/limits.ts", code: 'export { unknownModel } from "../routes/judging.js";', says: /services may not import edge/ },
+  {
+    name: "a re-export from the edge",
+    file: "services/limits.ts",
+    code: 'export { unknownModel } from "../routes/judging.js";',
+    says: /services may not import edge/,
+  },
   { name: "a type-only import upward", file: "store/names.ts", code: 'import type { App } from "../http/context.js";', says: /store may not import edge/ },
-  { name: "production code importing testing/", file: "routes/judging.ts", code: 'import { startTestServer } from "../testing/server.js";', says: /only tests import testing/ },
+  {
+    name: "production code importing testing/",
+    file: "routes/judging.ts",
+    code: 'import { startTestServer } from "../testing/server.js";',
+    says: /only tests import testing/,
+  },
   { name: "the CLI importing the store", file: "cli/keys.ts", code: 'import { createStore } from "../store/store.js";', says: /cli may not import store/ },
   { name: "judgment reading files", file: "judgment/labels.ts", code: 'import { readFileSync } from "node:fs";', says: /judgment imports nothing but zod/ },
-  { name: "a computed dynamic import", file: "services/health.ts", code: 'export const load = (name: string) => import(name);', says: /computed specifier/ },
+  { name: "a computed dynamic import", file: "services/health.ts", code: "export const load = (name: string) => import(name);", says: /computed specifier/ },
 ];
 
 describe("the layering checker, on a copy of src/ with one violation put in at a time", () => {
@@ -53,7 +78,10 @@ describe("the layering checker, on a copy of src/ with one violation put in at a
         appendFileSync(path, `\n${code}\n`);
         const violations = checkLayers(copy, [path]);
         expect(violations.join("\n"), violations.join("\n")).toMatch(says);
-        expect(violations.every((v) => v.startsWith(file)), violations.join("\n")).toBe(true);
+        expect(
+          violations.every((v) => v.startsWith(file)),
+          violations.join("\n"),
+        ).toBe(true);
       } finally {
         writeFileSync(path, original);
       }
@@ -126,9 +154,24 @@ describe("the cycle checker, on a copy of src/ with one cycle put in at a time",
 
 describe("the re-export checker, on a copy of src/ with one barrel line put in at a time", () => {
   const REEXPORTS: { name: string; file: string; code: string; says: RegExp | null }[] = [
-    { name: "a store value handed on by the services", file: "services/health.ts", code: 'export { newId } from "../store/random.js";', says: /services\/health\.ts:\d+ re-exports values of store \(newId\) to cli, edge, views/ },
-    { name: "export * of a store module", file: "services/limits.ts", code: 'export * from "../store/errors.js";', says: /services\/limits\.ts:\d+ re-exports values of store \(\*\)/ },
-    { name: "a value beside the kept ones", file: "services/types.ts", code: 'export { PLAN_LIMITS } from "../store/plans.js";', says: /services\/types\.ts:\d+ re-exports values of store \(PLAN_LIMITS\)/ },
+    {
+      name: "a store value handed on by the services",
+      file: "services/health.ts",
+      code: 'export { newId } from "../store/random.js";',
+      says: /services\/health\.ts:\d+ re-exports values of store \(newId\) to cli, edge, views/,
+    },
+    {
+      name: "export * of a store module",
+      file: "services/limits.ts",
+      code: 'export * from "../store/errors.js";',
+      says: /services\/limits\.ts:\d+ re-exports values of store \(\*\)/,
+    },
+    {
+      name: "a value beside the kept ones",
+      file: "services/types.ts",
+      code: 'export { PLAN_LIMITS } from "../store/plans.js";',
+      says: /services\/types\.ts:\d+ re-exports values of store \(PLAN_LIMITS\)/,
+    },
     { name: "nothing for a type handed on", file: "services/health.ts", code: 'export type { Plan } from "../store/types.js";', says: null },
   ];
   for (const { name, file, code, says } of REEXPORTS) {

@@ -27,7 +27,10 @@ describe("createLogger", () => {
     warn.log.info("i");
     warn.log.warn("w");
     warn.log.error("e");
-    expect(warn.lines.map((l) => JSON.parse(l).message), warn.lines.join("")).toEqual(["w", "e"]);
+    expect(
+      warn.lines.map((l) => JSON.parse(l).message),
+      warn.lines.join(""),
+    ).toEqual(["w", "e"]);
     const silent = captured("silent");
     silent.log.error("e");
     expect(silent.lines, silent.lines.join("")).toEqual([]);
@@ -39,7 +42,10 @@ describe("createLogger", () => {
     request.debug("a");
     request.error("b", { code: "model_failed" });
     log.info("c");
-    expect(lines.map((l) => JSON.parse(l).request_id), lines.join("")).toEqual(["req_1", "req_1", undefined]);
+    expect(
+      lines.map((l) => JSON.parse(l).request_id),
+      lines.join(""),
+    ).toEqual(["req_1", "req_1", undefined]);
   });
 
   it("drops fields named like secrets or user data, whoever passes them", () => {

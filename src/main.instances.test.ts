@@ -80,10 +80,18 @@ describe("two instances on one PostgreSQL and one Redis", () => {
     );
     const summary = await services.accounts.summary(payer.accountId);
     const charges = (await services.accounts.entries(payer.accountId, { limit: 500 })).filter((e) => e.kind === "charge");
-    const message = JSON.stringify({ statuses: statuses(responses), usage: summary?.usage, charges: charges.length, sample: responses.find((r) => r.status !== 200 && r.status !== 402)?.text });
+    const message = JSON.stringify({
+      statuses: statuses(responses),
+      usage: summary?.usage,
+      charges: charges.length,
+      sample: responses.find((r) => r.status !== 200 && r.status !== 402)?.text,
+    });
     expect(statuses(responses), message).toEqual({ 200: k, 402: 1000 - k });
     expect(summary!.usage, message).toMatchObject({ balanceMicro: 0, reservedMicro: 0 });
-    expect(charges.map((e) => e.amountMicro), message).toEqual(Array.from({ length: k }, () => -cost));
+    expect(
+      charges.map((e) => e.amountMicro),
+      message,
+    ).toEqual(Array.from({ length: k }, () => -cost));
     // Both instances answered some of them.
     const answeredBy = new Set(responses.map((r, i) => (r.status === 200 ? i % 2 : -1)).filter((x) => x >= 0));
     expect([...answeredBy].sort(), message).toEqual([0, 1]);
@@ -156,7 +164,10 @@ describe("two instances on one PostgreSQL and one Redis", () => {
     const entries = await services.accounts.entries(tenant.accountId);
     const message = JSON.stringify({ usage: summary?.usage, entries });
     expect(summary!.usage, message).toMatchObject({ balanceMicro: 1_000_000, reservedMicro: 0 });
-    expect(entries.map((e) => e.kind), message).toEqual(["top_up"]);
+    expect(
+      entries.map((e) => e.kind),
+      message,
+    ).toEqual(["top_up"]);
     expect(await services.ledger.check(), message).toMatchObject({ ok: true });
     expect(a.stderr() + b.stderr(), "one of the other instances logged the release").toContain("released expired reservations");
   }, 30_000);

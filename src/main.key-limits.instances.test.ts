@@ -63,9 +63,7 @@ describe.each(STORE_ENGINES)("two instances on one %s database", (engine) => {
 
     const k = 23;
     const { key, record } = await services.keys.create({ accountId: tenant.accountId, name: "capped", budgetMicro: k * cost + cost - 1 });
-    const responses = await Promise.all(
-      Array.from({ length: 300 }, (_, i) => postJudgment({ url: instances[i % 2].url, key }, judgmentBody(1))),
-    );
+    const responses = await Promise.all(Array.from({ length: 300 }, (_, i) => postJudgment({ url: instances[i % 2].url, key }, judgmentBody(1))));
     const [after] = (await services.keys.list({ accountId: tenant.accountId })).filter((r) => r.id === record.id);
     const message = JSON.stringify({ statuses: statuses(responses), key: after, sample: responses.find((r) => r.status !== 200 && r.status !== 402)?.text });
     expect(statuses(responses), message).toEqual({ "200": k, "402 key_budget_exhausted": 300 - k });
@@ -85,9 +83,7 @@ describe.each(STORE_ENGINES)("two instances on one %s database", (engine) => {
     // Into a fresh window if the current one ends within 8 s.
     const end = windowStart(Date.now(), 60_000, account.createdAt % 60_000) + 60_000;
     if (end - Date.now() < 8_000) await new Promise((resolve) => setTimeout(resolve, end - Date.now() + 50));
-    const responses = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => postJudgment({ url: instances[i % 2].url, key }, judgmentBody(1))),
-    );
+    const responses = await Promise.all(Array.from({ length: 40 }, (_, i) => postJudgment({ url: instances[i % 2].url, key }, judgmentBody(1))));
     const message = JSON.stringify(statuses(responses));
     expect(statuses(responses), message).toEqual({ "200": limit, "429 rate_limited": 40 - limit });
     for (const refused of responses.filter((r) => r.status === 429)) {

@@ -24,7 +24,12 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const settings = (extra: Record<string, string>) => ({ JUDGE_DB: join(dir, `db-${Math.random().toString(36).slice(2)}.db`), JUDGE_MODEL: model, JUDGE_THREADS: "1", ...extra });
+const settings = (extra: Record<string, string>) => ({
+  JUDGE_DB: join(dir, `db-${Math.random().toString(36).slice(2)}.db`),
+  JUDGE_MODEL: model,
+  JUDGE_THREADS: "1",
+  ...extra,
+});
 
 describe("a model that cannot be loaded", () => {
   // A download host that refuses connections fails as a machine without internet does, at once.
@@ -33,36 +38,39 @@ describe("a model that cannot be loaded", () => {
     ["a local file that does not exist", async () => join(dir, "no-such-model.gguf"), /no-such-model\.gguf does not exist/],
     ["a model to download with no network (offline first start)", offline, /cannot download .* cannot be reached/],
   ];
-  it.each(cases)("%s: serves anyway, /health is 503 failed with the reason within seconds, a plain hint says what to do, SIGTERM exits 0", async (_, model, reason) => {
-    const missing = await model();
-    const port = await freePort();
-    const started = performance.now();
-    const child = spawn(process.execPath, JUDGE_SERVE, {
-      cwd: repoRoot,
-      env: cleanEnv(settings({ JUDGE_HOST: "127.0.0.1", JUDGE_PORT: String(port), JUDGE_MODEL: missing, JUDGE_MODELS_DIR: join(dir, "models") })),
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let stderr = "";
-    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-    try {
-      let health: { status: number; body: Record<string, unknown> } | undefined;
-      for (let tries = 0; tries < 300 && health?.body.status !== "failed"; tries++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        const response = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
-        if (response) health = { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  it.each(cases)(
+    "%s: serves anyway, /health is 503 failed with the reason within seconds, a plain hint says what to do, SIGTERM exits 0",
+    async (_, model, reason) => {
+      const missing = await model();
+      const port = await freePort();
+      const started = performance.now();
+      const child = spawn(process.execPath, JUDGE_SERVE, {
+        cwd: repoRoot,
+        env: cleanEnv(settings({ JUDGE_HOST: "127.0.0.1", JUDGE_PORT: String(port), JUDGE_MODEL: missing, JUDGE_MODELS_DIR: join(dir, "models") })),
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      let stderr = "";
+      child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+      const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+      try {
+        let health: { status: number; body: Record<string, unknown> } | undefined;
+        for (let tries = 0; tries < 300 && health?.body.status !== "failed"; tries++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          const response = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
+          if (response) health = { status: response.status, body: (await response.json()) as Record<string, unknown> };
+        }
+        expect(health?.status, stderr).toBe(503);
+        expect(health?.body, stderr).toMatchObject({ code: "service_unavailable", status: "failed" });
+        expect(String(health?.body.error), JSON.stringify(health)).toMatch(reason);
+        expect(performance.now() - started, "failed within seconds").toBeLessThan(20_000);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(stderr, stderr).toMatch(/"message":"model unavailable"/);
+        expect(stderr, stderr).toContain("Point JUDGE_MODEL at a local GGUF file");
+        expect(stderr, stderr).toContain("npm run start:fixture");
+      } finally {
+        child.kill("SIGTERM");
       }
-      expect(health?.status, stderr).toBe(503);
-      expect(health?.body, stderr).toMatchObject({ code: "service_unavailable", status: "failed" });
-      expect(String(health?.body.error), JSON.stringify(health)).toMatch(reason);
-      expect(performance.now() - started, "failed within seconds").toBeLessThan(20_000);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(stderr, stderr).toMatch(/"message":"model unavailable"/);
-      expect(stderr, stderr).toContain("Point JUDGE_MODEL at a local GGUF file");
-      expect(stderr, stderr).toContain("npm run start:fixture");
-    } finally {
-      child.kill("SIGTERM");
-    }
-    expect(await exited, stderr).toBe(0);
-  });
+      expect(await exited, stderr).toBe(0);
+    },
+  );
 });

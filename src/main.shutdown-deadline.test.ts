@@ -31,13 +31,24 @@ it("exits 0 within 10 s of SIGTERM by default, a request hanging and the model s
   const account = await addTestAccount(services, { plan: { allowanceQuestions: 0, pricePerMillion: 1_000_000 }, balanceMicro: 1_000_000 });
   const port = await freePort();
   const settings = { JUDGE_DB: database.location, JUDGE_HOST: "127.0.0.1", JUDGE_PORT: String(port), JUDGE_LOG_LEVEL: "info" };
-  const child = spawn(process.execPath, ["--import", "tsx", SCRIPTED, "--close-ms", "20000"], { cwd: repoRoot, env: cleanEnv(settings), stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", SCRIPTED, "--close-ms", "20000"], {
+    cwd: repoRoot,
+    env: cleanEnv(settings),
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let stderr = "";
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.once("exit", (code) => resolve({ code, at: Date.now() })));
   try {
     const url = `http://127.0.0.1:${port}`;
-    for (let tries = 0; (await fetch(`${url}/health`).then((r) => r.status, () => 0)) !== 200; tries++) {
+    for (
+      let tries = 0;
+      (await fetch(`${url}/health`).then(
+        (r) => r.status,
+        () => 0,
+      )) !== 200;
+      tries++
+    ) {
       if (tries > 600) throw new Error(`the process never became healthy:\n${stderr}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

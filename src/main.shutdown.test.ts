@@ -50,14 +50,27 @@ async function startProcess(graceMs: number): Promise<Process> {
   const account = await addTestAccount(services, { plan: { allowanceQuestions: 0, pricePerMillion: 1_000_000 }, balanceMicro: BALANCE_MICRO });
   accountId = account.accountId;
   const port = await freePort();
-  const settings = { JUDGE_DB: database.location, JUDGE_HOST: "127.0.0.1", JUDGE_PORT: String(port), JUDGE_SHUTDOWN_GRACE_MS: String(graceMs), JUDGE_LOG_LEVEL: "info" };
+  const settings = {
+    JUDGE_DB: database.location,
+    JUDGE_HOST: "127.0.0.1",
+    JUDGE_PORT: String(port),
+    JUDGE_SHUTDOWN_GRACE_MS: String(graceMs),
+    JUDGE_LOG_LEVEL: "info",
+  };
   const started = spawn(process.execPath, ["--import", "tsx", SCRIPTED], { cwd: repoRoot, env: cleanEnv(settings), stdio: ["ignore", "ignore", "pipe"] });
   child = started;
   let stderr = "";
   started.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   const exited = new Promise<{ code: number | null; at: number }>((resolve) => started.once("exit", (code) => resolve({ code, at: Date.now() })));
   caller = { url: `http://127.0.0.1:${port}`, key: account.key };
-  for (let tries = 0; (await fetch(`${caller.url}/health`).then((r) => r.status, () => 0)) !== 200; tries++) {
+  for (
+    let tries = 0;
+    (await fetch(`${caller.url}/health`).then(
+      (r) => r.status,
+      () => 0,
+    )) !== 200;
+    tries++
+  ) {
     if (tries > 600) throw new Error(`the process never became healthy:\n${stderr}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -87,7 +100,10 @@ describe("shutting down on a signal", () => {
     const signalled = Date.now();
     child!.kill("SIGTERM");
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const refused = await fetch(`${caller.url}/health`).then((r) => `answered ${r.status}`, (error: Error) => String(error.cause ?? error));
+    const refused = await fetch(`${caller.url}/health`).then(
+      (r) => `answered ${r.status}`,
+      (error: Error) => String(error.cause ?? error),
+    );
     expect(refused, running.stderr()).toMatch(/ECONNREFUSED/);
 
     const answered = await inFlight;
@@ -120,7 +136,10 @@ describe("shutting down on a signal", () => {
     expect(at - signalled, running.stderr()).toBeLessThan(1_500 + 4_000);
     expect(await money()).toEqual({ balanceMicro: BALANCE_MICRO - COST_MICRO, reservedMicro: 0 });
     expect(await services.ledger.check(), running.stderr()).toMatchObject({ ok: true });
-    const warning = running.stderr().split("\n").find((line) => line.includes("aborted requests still running at the shutdown deadline"));
+    const warning = running
+      .stderr()
+      .split("\n")
+      .find((line) => line.includes("aborted requests still running at the shutdown deadline"));
     expect(JSON.parse(warning ?? "{}"), running.stderr()).toMatchObject({ level: "warn", count: 1 });
   });
 

@@ -53,7 +53,12 @@ function expectOneLine(result: Run, pattern: RegExp): void {
   expect(result.stderr, `stack trace: ${context}`).not.toMatch(/\n\s+at /);
 }
 
-const settings = (extra: Record<string, string>) => ({ JUDGE_DB: join(dir, `db-${Math.random().toString(36).slice(2)}.db`), JUDGE_MODEL: model, JUDGE_THREADS: "1", ...extra });
+const settings = (extra: Record<string, string>) => ({
+  JUDGE_DB: join(dir, `db-${Math.random().toString(36).slice(2)}.db`),
+  JUDGE_MODEL: model,
+  JUDGE_THREADS: "1",
+  ...extra,
+});
 
 describe("a start that cannot succeed", () => {
   const BAD = { JUDGE_PORT: "eighty", JUDGE_SLOTS: "0" };

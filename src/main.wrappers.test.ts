@@ -57,7 +57,11 @@ function members(pgid: number): string[] {
   return found;
 }
 
-const health = (url: string) => fetch(`${url}/health`).then((response) => `answered ${response.status}`, (error: Error) => String(error.cause ?? error));
+const health = (url: string) =>
+  fetch(`${url}/health`).then(
+    (response) => `answered ${response.status}`,
+    (error: Error) => String(error.cause ?? error),
+  );
 
 async function until(what: string, done: () => Promise<boolean> | boolean, timeoutMs: number, context: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -102,10 +106,15 @@ async function startAndStop(command: string, args: string[], how: "SIGTERM" | "C
   wrapper.once("close", () => (closed = true));
   const context = () => `wrapper: ${exit ?? "running"}\nprocesses:\n${members(group!).join("\n")}\noutput:\n${output}`;
 
-  await until("no healthy server", async () => {
-    if (exit) throw new Error(`the wrapper exited before the server answered\n${context()}`);
-    return (await health(url)) === "answered 200";
-  }, 90_000, context);
+  await until(
+    "no healthy server",
+    async () => {
+      if (exit) throw new Error(`the wrapper exited before the server answered\n${context()}`);
+      return (await health(url)) === "answered 200";
+    },
+    90_000,
+    context,
+  );
   const tree = members(group);
   expect(tree.length, context()).toBeGreaterThan(1);
 

@@ -13,8 +13,11 @@ const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
 
 it("the whole project type-checks (tsc --noEmit over src/, scripts/ and the vitest config)", async () => {
   const run = await new Promise<{ code: number; output: string }>((resolve) =>
-    execFile(process.execPath, [tsc, "--noEmit", "--pretty", "false"], { cwd: repoRoot, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number(error.code ?? 1) : 0, output: `${stdout}${stderr}` }),
+    execFile(
+      process.execPath,
+      [tsc, "--noEmit", "--pretty", "false"],
+      { cwd: repoRoot, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, output: `${stdout}${stderr}` }),
     ),
   );
   expect(run.code, run.output).toBe(0);

@@ -3,16 +3,40 @@ import path from "node:path";
 import { formatTable } from "../views/text.js";
 import type { BenchReport, Failures, PhaseReport } from "./report.js";
 
-const FAILURE_COLUMNS: [keyof Failures, string][] = [["429", "429"], ["4xx", "4XX"], ["5xx", "5XX"], ["network", "NETWORK"], ["other", "OTHER"]];
+const FAILURE_COLUMNS: [keyof Failures, string][] = [
+  ["429", "429"],
+  ["4xx", "4XX"],
+  ["5xx", "5XX"],
+  ["network", "NETWORK"],
+  ["other", "OTHER"],
+];
 
 /** Failure columns appear for the kinds that happened, so a run with failures shows them in its rows. */
 export function formatReport(report: BenchReport): string {
   const kinds = FAILURE_COLUMNS.filter(([kind]) => report.phases.some((phase) => phase.failures[kind] > 0));
   const headers = [
-    "STATE", "CONC", "REQUESTS", "FAILED", ...kinds.map(([, header]) => header),
-    "REQ/S", "QUESTIONS/S", "INPUT TOK/S", "× CEILING", "P50 MS", "P95 MS", "P99 MS",
+    "STATE",
+    "CONC",
+    "REQUESTS",
+    "FAILED",
+    ...kinds.map(([, header]) => header),
+    "REQ/S",
+    "QUESTIONS/S",
+    "INPUT TOK/S",
+    "× CEILING",
+    "P50 MS",
+    "P95 MS",
+    "P99 MS",
   ];
-  const table = formatTable(headers, report.phases.map((phase) => phaseRow(phase, kinds.map(([kind]) => kind))));
+  const table = formatTable(
+    headers,
+    report.phases.map((phase) =>
+      phaseRow(
+        phase,
+        kinds.map(([kind]) => kind),
+      ),
+    ),
+  );
   return [table, "", ...notes(report)].join("\n");
 }
 
@@ -56,7 +80,9 @@ function notes(report: BenchReport): string[] {
   if (report.interleaved) lines.push(interleavedLine(report.interleaved));
   lines.push(clientLine(report.phases));
   for (const phase of report.phases.filter((p) => p.failed > 0)) {
-    const counts = Object.entries(phase.errors).map(([status, n]) => `${status}×${n}`).join(", ");
+    const counts = Object.entries(phase.errors)
+      .map(([status, n]) => `${status}×${n}`)
+      .join(", ");
     lines.push(`failed (${stateColumn(phase)} state${phase.states ? "s" : ""}, concurrency ${phase.concurrency}): ${counts}; ${phase.errorSamples.join("; ")}`);
   }
   return lines;
@@ -83,7 +109,8 @@ function interleavedLine(i: NonNullable<BenchReport["interleaved"]>): string {
   const gain = i.requestsPerSecondGainOverNew === null ? "" : `; ${i.requestsPerSecondGainOverNew.toFixed(2)}× the requests/s of new states`;
   return (
     `${i.states} interleaved states (concurrency ${i.concurrency}): p50 ${ms(i.p50Ms)} ms` +
-    (against.length > 0 ? ` vs ${against.join(", ")}` : "") + gain +
+    (against.length > 0 ? ` vs ${against.join(", ")}` : "") +
+    gain +
     ` (${i.states} slots or more keep every state cached, e.g. JUDGE_SLOTS=${i.states}; one slot re-reads each)`
   );
 }

@@ -17,7 +17,10 @@ describe("reading the server's answers", () => {
 
   it("keeps the error code of a failure, and Retry-After of a 429 only", () => {
     expect(readResponse(502, JSON.stringify({ error: "loading", code: "model_unavailable" }), 5)).toMatchObject({
-      status: 502, inputTokens: 0, error: "model_unavailable", retryAfterMs: undefined,
+      status: 502,
+      inputTokens: 0,
+      error: "model_unavailable",
+      retryAfterMs: undefined,
     });
     expect(readResponse(429, JSON.stringify({ error: "slow down" }), 5, "3")).toMatchObject({ error: "slow down", retryAfterMs: 3000 });
     expect(readResponse(503, "busy", 5, "3")).toMatchObject({ error: "busy", retryAfterMs: undefined });

@@ -11,7 +11,9 @@ describe("the load loop", () => {
     let inFlight = 0;
     let most = 0;
     const result = await runLoad({
-      next, concurrency: 4, limit: { requests: 25 },
+      next,
+      concurrency: 4,
+      limit: { requests: 25 },
       send: async () => {
         most = Math.max(most, ++inFlight);
         await wait(2);
@@ -35,7 +37,10 @@ describe("the load loop", () => {
   it("at a set rate, counts the wait of a request that starts late in its latency", async () => {
     // One client, 100 per second, answers taking 40 ms: each start falls further behind schedule.
     const result = await runLoad({
-      next, concurrency: 1, limit: { requests: 5 }, ratePerSecond: 100,
+      next,
+      concurrency: 1,
+      limit: { requests: 5 },
+      ratePerSecond: 100,
       send: async () => {
         await wait(40);
         return ok(1, 40);
@@ -67,7 +72,9 @@ describe("the load loop", () => {
     const events: string[] = [];
     let i = 0;
     await runLoad({
-      next, concurrency: 1, limit: { requests: 3 },
+      next,
+      concurrency: 1,
+      limit: { requests: 3 },
       send: async () => {
         events.push("send");
         return i++ === 0 ? { status: 429, latencyMs: 1, inputTokens: 0, retryAfterMs: 2000, error: "rate_limited" } : ok(1);
@@ -80,7 +87,9 @@ describe("the load loop", () => {
   it("stops starting requests at the end of a timed phase, finishing those in flight, and never sleeps past it", async () => {
     const slept: number[] = [];
     const result = await runLoad({
-      next, concurrency: 2, limit: { durationMs: 60 },
+      next,
+      concurrency: 2,
+      limit: { durationMs: 60 },
       send: async () => {
         await wait(5);
         return { status: 429, latencyMs: 5, inputTokens: 0, retryAfterMs: 60_000 };
@@ -110,7 +119,10 @@ describe("the load loop", () => {
   it("reports progress while it runs", async () => {
     const seen: number[] = [];
     await runLoad({
-      next, concurrency: 1, limit: { durationMs: 120 }, progressEveryMs: 30,
+      next,
+      concurrency: 1,
+      limit: { durationMs: 120 },
+      progressEveryMs: 30,
       send: async () => (await wait(5), ok(10)),
       onProgress: (progress) => seen.push(progress.answered),
     });

@@ -71,8 +71,16 @@ const NETWORK_ERROR_PAUSE_MS = 100;
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const result: LoadResult = {
-    sent: 0, answered: 0, questions: 0, inputTokens: 0, latenciesMs: [], errors: {}, errorSamples: [],
-    elapsedMs: 0, clientCpuMs: 0, maxInFlight: 0,
+    sent: 0,
+    answered: 0,
+    questions: 0,
+    inputTokens: 0,
+    latenciesMs: [],
+    errors: {},
+    errorSamples: [],
+    elapsedMs: 0,
+    clientCpuMs: 0,
+    maxInFlight: 0,
   };
   const started = performance.now();
   const cpuBefore = process.cpuUsage();

@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { checkRateLimit, describeRateLimit, offeredPerMinute, type PlannedRun } from "./rate-limit.js";
 
-const phases = [{ concurrency: 1, warmup: 1 }, { concurrency: 4, warmup: 4 }, { concurrency: 1, warmup: 1 }];
+const phases = [
+  { concurrency: 1, warmup: 1 },
+  { concurrency: 4, warmup: 4 },
+  { concurrency: 1, warmup: 1 },
+];
 
 describe("the load a bench offers against the key's rate limit", () => {
   it("counts every request of a run given in requests, when they fit in a minute at the first request's pace", () => {
@@ -34,7 +38,9 @@ describe("the load a bench offers against the key's rate limit", () => {
     expect(checkRateLimit({ limit: 100, remaining: 4 }, run, 50)).toMatchObject({ offeredPerMinute: 5, below: false });
     const short = checkRateLimit({ limit: 100, remaining: 2 }, run, 50);
     expect(short).toMatchObject({ offeredPerMinute: 5, below: true });
-    expect(describeRateLimit(short, false)).toMatch(/^this key's plan allows 100 requests per minute \(only 2 left in this minute: other clients of the account use it too\) and this run/);
+    expect(describeRateLimit(short, false)).toMatch(
+      /^this key's plan allows 100 requests per minute \(only 2 left in this minute: other clients of the account use it too\) and this run/,
+    );
   });
 
   it("names the limit, the load and the way out, on one line", () => {

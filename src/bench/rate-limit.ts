@@ -32,8 +32,7 @@ const MINUTE_MS = 60_000;
  */
 export function offeredPerMinute(run: PlannedRun, latencyMs: number): number {
   const perRequestMs = Math.max(1, latencyMs);
-  const phaseRequests = (concurrency: number) =>
-    "requests" in run.limit ? run.limit.requests : Math.max(concurrency, run.limit.durationMs / perRequestMs);
+  const phaseRequests = (concurrency: number) => ("requests" in run.limit ? run.limit.requests : Math.max(concurrency, run.limit.durationMs / perRequestMs));
   const total = run.probes + run.phases.reduce((sum, phase) => sum + phase.warmup + phaseRequests(phase.concurrency), 0);
   return Math.floor(Math.min(total, MINUTE_MS / perRequestMs));
 }

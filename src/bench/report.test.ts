@@ -4,13 +4,29 @@ import type { LoadResult } from "./load.js";
 import { buildReport, NO_CEILING_NOTE, type ReportInput } from "./report.js";
 
 const load = (overrides: Partial<LoadResult>): LoadResult => ({
-  sent: 10, answered: 10, questions: 30, inputTokens: 5000, latenciesMs: [100, 200, 300, 400, 500, 600, 700, 800, 900, 1000],
-  errors: {}, errorSamples: [], elapsedMs: 4000, clientCpuMs: 40, model: "m", maxInFlight: 1, ...overrides,
+  sent: 10,
+  answered: 10,
+  questions: 30,
+  inputTokens: 5000,
+  latenciesMs: [100, 200, 300, 400, 500, 600, 700, 800, 900, 1000],
+  errors: {},
+  errorSamples: [],
+  elapsedMs: 4000,
+  clientCpuMs: 40,
+  model: "m",
+  maxInFlight: 1,
+  ...overrides,
 });
 
 const settings: ReportInput["settings"] = {
-  url: "http://x", shape: { stateTokens: 300, questions: 3, options: 4 }, concurrency: [1, 4],
-  limit: { requests: 10 }, seed: 1, modelPath: "/models/m.gguf", ceilingReads: 2, reuse: true,
+  url: "http://x",
+  shape: { stateTokens: 300, questions: 3, options: 4 },
+  concurrency: [1, 4],
+  limit: { requests: 10 },
+  seed: 1,
+  modelPath: "/models/m.gguf",
+  ceilingReads: 2,
+  reuse: true,
 };
 
 const input: ReportInput = {
@@ -19,11 +35,24 @@ const input: ReportInput = {
   calibration: { tokensPerWord: 1.5, by: "tokenizer", words: 200 },
   phases: [
     { spec: { concurrency: 1, sameState: false }, result: load({}) },
-    { spec: { concurrency: 4, sameState: false }, result: load({ sent: 12, answered: 10, errors: { "429": 2 }, errorSamples: ["429: rate_limited"], elapsedMs: 2000 }) },
+    {
+      spec: { concurrency: 4, sameState: false },
+      result: load({ sent: 12, answered: 10, errors: { "429": 2 }, errorSamples: ["429: rate_limited"], elapsedMs: 2000 }),
+    },
     { spec: { concurrency: 1, sameState: true }, result: load({ elapsedMs: 1000, latenciesMs: [50, 60, 70, 80, 90, 100, 110, 120, 130, 140] }) },
   ],
   // 500 tokens per read: 1 s reads 500 tokens/s, 0.5 s reads 1000 tokens/s.
-  ceiling: { modelPath: "/models/m.gguf", threads: 2, tokensPerRead: 500, samples: [[1, 1], [0.5, 0.5], [1, 0.5], [0.25, 0.25]] },
+  ceiling: {
+    modelPath: "/models/m.gguf",
+    threads: 2,
+    tokensPerRead: 500,
+    samples: [
+      [1, 1],
+      [0.5, 0.5],
+      [1, 0.5],
+      [0.25, 0.25],
+    ],
+  },
 };
 
 describe("the bench report", () => {
@@ -32,8 +61,16 @@ describe("the bench report", () => {
   it("derives each phase's rates from its counts and wall-clock seconds", () => {
     const [first, second] = report.phases;
     expect(first).toMatchObject({
-      requests: 10, answered: 10, failed: 0, seconds: 4, requestsPerSecond: 2.5, questionsPerSecond: 7.5,
-      inputTokensPerSecond: 1250, meanInputTokens: 500, clientCpuMsPerRequest: 4, clientCpuShare: 0.01,
+      requests: 10,
+      answered: 10,
+      failed: 0,
+      seconds: 4,
+      requestsPerSecond: 2.5,
+      questionsPerSecond: 7.5,
+      inputTokensPerSecond: 1250,
+      meanInputTokens: 500,
+      clientCpuMsPerRequest: 4,
+      clientCpuShare: 0.01,
     });
     expect(first.latencyMs).toMatchObject({ p50: 500, p95: 1000, p99: 1000, mean: 550 });
     // Failures count as requests sent, not as answered, and stay out of every rate.
@@ -50,7 +87,12 @@ describe("the bench report", () => {
     // Phase 3: 500, 1000 and 2000, 2000: median 1500.
     expect(report.phases[2].ceilingTokensPerSecond).toBe(1500);
     expect(report.ceiling).toMatchObject({ tokensPerRead: 500, reads: 8, tokensPerSecond: 1000, threads: 2 });
-    expect(report.ceiling!.samples).toEqual([[500, 500], [1000, 1000], [500, 1000], [2000, 2000]]);
+    expect(report.ceiling!.samples).toEqual([
+      [500, 500],
+      [1000, 1000],
+      [500, 1000],
+      [2000, 2000],
+    ]);
     expect(report.ceilingNote).toBeNull();
   });
 
@@ -65,17 +107,31 @@ describe("the bench report", () => {
       settings: { ...settings, states: 4 },
       phases: [
         ...input.phases,
-        { spec: { concurrency: 1, sameState: false, states: 4 }, result: load({ elapsedMs: 2000, latenciesMs: [100, 110, 120, 130, 140, 150, 160, 170, 180, 190] }) },
+        {
+          spec: { concurrency: 1, sameState: false, states: 4 },
+          result: load({ elapsedMs: 2000, latenciesMs: [100, 110, 120, 130, 140, 150, 160, 170, 180, 190] }),
+        },
       ],
     });
     expect(withStates.settings.states).toBe(4);
     expect(withStates.prefixReuse, "the repeated-state comparison ignores the interleaved phase").toEqual(report.prefixReuse);
     expect(withStates.interleaved).toMatchObject({
-      states: 4, concurrency: 1, p50Ms: 140, newStateP50Ms: 500, sameStateP50Ms: 90, requestsPerSecond: 5, requestsPerSecondGainOverNew: 2,
+      states: 4,
+      concurrency: 1,
+      p50Ms: 140,
+      newStateP50Ms: 500,
+      sameStateP50Ms: 90,
+      requestsPerSecond: 5,
+      requestsPerSecondGainOverNew: 2,
     });
     expect(withStates.interleaved!.latencySavingOverNew).toBeCloseTo(1 - 140 / 500, 12);
     const text = formatReport(withStates);
-    expect(text.split("\n")[4].split(/\s{2,}/).slice(0, 3)).toEqual(["4 in turn", "1", "10"]);
+    expect(
+      text
+        .split("\n")[4]
+        .split(/\s{2,}/)
+        .slice(0, 3),
+    ).toEqual(["4 in turn", "1", "10"]);
     expect(text).toContain(
       "4 interleaved states (concurrency 1): p50 140 ms vs 500 ms for new states, 90.0 ms for one repeated state; 2.00× the requests/s of new states",
     );
@@ -94,7 +150,12 @@ describe("the bench report", () => {
       ...input,
       phases: [{ spec: { concurrency: 1, sameState: false }, result: load({ answered: 9999, sent: 9999, elapsedMs: 100_000, latenciesMs: [99.97] }) }],
     });
-    expect(formatReport(rounding).split("\n")[1].split(/\s{2,}/).slice(4, 9)).toEqual(["100", "0.30", "50.0", "0.07", "100"]);
+    expect(
+      formatReport(rounding)
+        .split("\n")[1]
+        .split(/\s{2,}/)
+        .slice(4, 9),
+    ).toEqual(["100", "0.30", "50.0", "0.07", "100"]);
   });
 
   it("says why there is no ceiling when no model file was given", () => {
@@ -129,7 +190,9 @@ describe("the bench report", () => {
     });
     expect(failing.phases[0].failures).toEqual({ "429": 0, "4xx": 0, "5xx": 0, network: 0, other: 0 });
     expect(failing.phases[1].failures).toEqual({ "429": 3, "4xx": 3, "5xx": 5, network: 5, other: 2 });
-    const rows = formatReport(failing).split("\n").map((row) => row.split(/\s{2,}/));
+    const rows = formatReport(failing)
+      .split("\n")
+      .map((row) => row.split(/\s{2,}/));
     expect(rows[0].slice(0, 10)).toEqual(["STATE", "CONC", "REQUESTS", "FAILED", "429", "4XX", "5XX", "NETWORK", "OTHER", "REQ/S"]);
     expect(rows[1].slice(2, 9)).toEqual(["10", "0", "0", "0", "0", "0", "0"]);
     expect(rows[2].slice(2, 9)).toEqual(["28", "18", "3", "3", "5", "5", "2"]);

@@ -63,8 +63,15 @@ export interface BenchReport {
   url: string;
   model: string | null;
   settings: {
-    shape: RequestShape; concurrency: number[]; limit: Limit; warmup: number | "concurrency"; seed: number;
-    modelPath: string | null; ceilingReads: number; reuse: boolean; states: number | null;
+    shape: RequestShape;
+    concurrency: number[];
+    limit: Limit;
+    warmup: number | "concurrency";
+    seed: number;
+    modelPath: string | null;
+    ceilingReads: number;
+    reuse: boolean;
+    states: number | null;
   };
   state: { targetTokens: number; words: number; tokensPerWord: number; measuredBy: "tokenizer" | "server" };
   /** The key's limit from the first answer's headers, against a low estimate of the run's load; null when not sent. */
@@ -73,23 +80,40 @@ export interface BenchReport {
   ceiling: CeilingReport | null;
   ceilingNote: string | null;
   prefixReuse: {
-    concurrency: number; newStateP50Ms: number | null; sameStateP50Ms: number | null;
-    latencySaving: number | null; requestsPerSecondGain: number | null;
+    concurrency: number;
+    newStateP50Ms: number | null;
+    sameStateP50Ms: number | null;
+    latencySaving: number | null;
+    requestsPerSecondGain: number | null;
   } | null;
   /**
    * K interleaved states against new and repeated states at the same concurrency: near the
    * repeated state when the server keeps K states cached, near new states when it keeps one.
    */
   interleaved: {
-    states: number; concurrency: number; p50Ms: number | null; newStateP50Ms: number | null; sameStateP50Ms: number | null;
-    requestsPerSecond: number; requestsPerSecondGainOverNew: number | null; latencySavingOverNew: number | null;
+    states: number;
+    concurrency: number;
+    p50Ms: number | null;
+    newStateP50Ms: number | null;
+    sameStateP50Ms: number | null;
+    requestsPerSecond: number;
+    requestsPerSecondGainOverNew: number | null;
+    latencySavingOverNew: number | null;
   } | null;
 }
 
 export interface ReportInput {
   settings: {
-    url: string; shape: RequestShape; concurrency: number[]; limit: Limit; warmup?: number; seed: number;
-    modelPath?: string; ceilingReads: number; reuse: boolean; states?: number;
+    url: string;
+    shape: RequestShape;
+    concurrency: number[];
+    limit: Limit;
+    warmup?: number;
+    seed: number;
+    modelPath?: string;
+    ceilingReads: number;
+    reuse: boolean;
+    states?: number;
   };
   model: string | undefined;
   calibration: { tokensPerWord: number; by: "tokenizer" | "server"; words: number };
@@ -98,8 +122,7 @@ export interface ReportInput {
   ceiling?: { modelPath: string; threads: number; tokensPerRead: number; samples: number[][] };
 }
 
-export const NO_CEILING_NOTE =
-  "no ceiling measured: pass --model <path.gguf>, the server's model file on this machine, to compare with raw prompt reading";
+export const NO_CEILING_NOTE = "no ceiling measured: pass --model <path.gguf>, the server's model file on this machine, to compare with raw prompt reading";
 
 export function buildReport(input: ReportInput): BenchReport {
   const { settings } = input;
@@ -112,20 +135,35 @@ export function buildReport(input: ReportInput): BenchReport {
     url: settings.url,
     model: input.model ?? null,
     settings: {
-      shape: settings.shape, concurrency: settings.concurrency, limit: settings.limit,
-      warmup: settings.warmup ?? "concurrency", seed: settings.seed, modelPath: settings.modelPath ?? null,
-      ceilingReads: settings.ceilingReads, reuse: settings.reuse, states: settings.states ?? null,
+      shape: settings.shape,
+      concurrency: settings.concurrency,
+      limit: settings.limit,
+      warmup: settings.warmup ?? "concurrency",
+      seed: settings.seed,
+      modelPath: settings.modelPath ?? null,
+      ceilingReads: settings.ceilingReads,
+      reuse: settings.reuse,
+      states: settings.states ?? null,
     },
     state: {
-      targetTokens: settings.shape.stateTokens, words: input.calibration.words,
-      tokensPerWord: input.calibration.tokensPerWord, measuredBy: input.calibration.by,
+      targetTokens: settings.shape.stateTokens,
+      words: input.calibration.words,
+      tokensPerWord: input.calibration.tokensPerWord,
+      measuredBy: input.calibration.by,
     },
     rateLimit: input.rateLimit ?? null,
     phases,
-    ceiling: input.ceiling && ceilingSpeeds ? {
-      modelPath: input.ceiling.modelPath, threads: input.ceiling.threads, tokensPerRead: input.ceiling.tokensPerRead,
-      reads: ceilingSpeeds.flat().length, tokensPerSecond: median(ceilingSpeeds.flat()) ?? 0, samples: ceilingSpeeds,
-    } : null,
+    ceiling:
+      input.ceiling && ceilingSpeeds
+        ? {
+            modelPath: input.ceiling.modelPath,
+            threads: input.ceiling.threads,
+            tokensPerRead: input.ceiling.tokensPerRead,
+            reads: ceilingSpeeds.flat().length,
+            tokensPerSecond: median(ceilingSpeeds.flat()) ?? 0,
+            samples: ceilingSpeeds,
+          }
+        : null,
     ceilingNote: ceilingNote(input),
     prefixReuse: prefixReuse(phases),
     interleaved: interleaved(phases),
@@ -181,7 +219,9 @@ function prefixReuse(phases: PhaseReport[]): BenchReport["prefixReuse"] {
   const newStateP50Ms = fresh.latencyMs?.p50 ?? null;
   const sameStateP50Ms = same.latencyMs?.p50 ?? null;
   return {
-    concurrency: same.concurrency, newStateP50Ms, sameStateP50Ms,
+    concurrency: same.concurrency,
+    newStateP50Ms,
+    sameStateP50Ms,
     latencySaving: saving(newStateP50Ms, sameStateP50Ms),
     requestsPerSecondGain: ratio(same.requestsPerSecond, fresh.requestsPerSecond),
   };
@@ -196,7 +236,10 @@ function interleaved(phases: PhaseReport[]): BenchReport["interleaved"] {
   const p50Ms = rotating.latencyMs?.p50 ?? null;
   const newStateP50Ms = fresh?.latencyMs?.p50 ?? null;
   return {
-    states: rotating.states!, concurrency: rotating.concurrency, p50Ms, newStateP50Ms,
+    states: rotating.states!,
+    concurrency: rotating.concurrency,
+    p50Ms,
+    newStateP50Ms,
     sameStateP50Ms: at(true)?.latencyMs?.p50 ?? null,
     requestsPerSecond: rotating.requestsPerSecond,
     requestsPerSecondGainOverNew: fresh ? ratio(rotating.requestsPerSecond, fresh.requestsPerSecond) : null,

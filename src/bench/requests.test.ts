@@ -75,7 +75,11 @@ describe("state length in tokens, calibrated with the model's tokenizer", () => 
   it("comes within 5% of the target on average, and each state within 40% / 15% / 10% at 100 / 300 / 1000 tokens", () => {
     const count = (text: string) => reader.tokenize(text).length;
     const tokensPerWord = measureTokensPerWord(count, 1);
-    for (const [target, spread] of [[100, 0.4], [300, 0.15], [1000, 0.1]]) {
+    for (const [target, spread] of [
+      [100, 0.4],
+      [300, 0.15],
+      [1000, 0.1],
+    ]) {
       const next = createRequestGenerator({ ...shape, stateTokens: target }, { seed: 9, tokensPerWord });
       const lengths = bodies(next, 20).map((b) => count(b.state));
       const mean = lengths.reduce((a, b) => a + b, 0) / lengths.length;

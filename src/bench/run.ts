@@ -11,14 +11,7 @@ import { deriveSeed, mulberry32 } from "./random.js";
 import { checkRateLimit, describeRateLimit, type RateLimitCheck } from "./rate-limit.js";
 import { median } from "./stats.js";
 import { buildReport, type BenchReport, type PhaseSpec } from "./report.js";
-import {
-  createRequestGenerator,
-  generateText,
-  HEURISTIC_TOKENS_PER_WORD,
-  measureTokensPerWord,
-  wordsFor,
-  type RequestShape,
-} from "./requests.js";
+import { createRequestGenerator, generateText, HEURISTIC_TOKENS_PER_WORD, measureTokensPerWord, wordsFor, type RequestShape } from "./requests.js";
 import type { RawReader } from "./ceiling.js";
 
 export interface BenchSettings {
@@ -85,9 +78,10 @@ export async function runBench(settings: BenchSettings, hooks: BenchHooks = {}):
       calibration: { ...calibration, words },
       phases,
       rateLimit,
-      ceiling: reader && ceiling
-        ? { modelPath: reader.modelPath, threads: reader.threads, tokensPerRead: ceiling.tokens.length, samples: ceiling.samples }
-        : undefined,
+      ceiling:
+        reader && ceiling
+          ? { modelPath: reader.modelPath, threads: reader.threads, tokensPerRead: ceiling.tokens.length, samples: ceiling.samples }
+          : undefined,
     });
   } finally {
     client.close();
@@ -102,15 +96,21 @@ function rateLimitFirst(outcome: Outcome, settings: BenchSettings, log: (line: s
   const phases = phaseSpecs(settings).map((spec) => ({ concurrency: spec.concurrency, warmup: warmupOf(settings, spec) }));
   const check = checkRateLimit(outcome.rateLimit, { probes, phases, limit: settings.limit }, outcome.latencyMs);
   if (check.below && !settings.allowRateLimit) throw new BenchError(describeRateLimit(check, false));
-  log(check.below
-    ? describeRateLimit(check, true)
-    : `rate limit: ${check.limit} requests per minute on this key, above the ${check.offeredPerMinute} or more this run sends in a minute`);
+  log(
+    check.below
+      ? describeRateLimit(check, true)
+      : `rate limit: ${check.limit} requests per minute on this key, above the ${check.offeredPerMinute} or more this run sends in a minute`,
+  );
   return check;
 }
 
 /** One request outside any phase: fails fast, with the server's reason, when nothing can work. */
 async function probe(
-  client: BenchClient, settings: BenchSettings, tokensPerWord: number, emptyState: boolean, variant = 0,
+  client: BenchClient,
+  settings: BenchSettings,
+  tokensPerWord: number,
+  emptyState: boolean,
+  variant = 0,
   onFirstAnswer?: (outcome: Outcome) => void,
 ) {
   const request = createRequestGenerator(settings.shape, { seed: deriveSeed(settings.seed, 0x9b0b + variant), tokensPerWord })();
@@ -144,7 +144,11 @@ interface CeilingSampler {
 
 /** Reads as many tokens as a benchmark request makes the server read (usage.input_tokens, over a few). */
 async function ceilingSampler(
-  reader: RawReader, client: BenchClient, settings: BenchSettings, tokensPerWord: number, log: (line: string) => void,
+  reader: RawReader,
+  client: BenchClient,
+  settings: BenchSettings,
+  tokensPerWord: number,
+  log: (line: string) => void,
 ): Promise<CeilingSampler> {
   let total = 0;
   for (let i = 0; i < CEILING_PROBES; i++) total += (await probe(client, settings, tokensPerWord, false, i)).inputTokens;
@@ -168,26 +172,29 @@ async function ceilingSampler(
   };
 }
 
-async function runPhases(
-  client: BenchClient, settings: BenchSettings, tokensPerWord: number, ceiling: CeilingSampler | undefined, hooks: BenchHooks,
-) {
+async function runPhases(client: BenchClient, settings: BenchSettings, tokensPerWord: number, ceiling: CeilingSampler | undefined, hooks: BenchHooks) {
   const log = hooks.log ?? (() => undefined);
   const specs = phaseSpecs(settings);
   const phases: { spec: PhaseSpec; result: LoadResult }[] = [];
   for (const [index, spec] of specs.entries()) {
     const next = createRequestGenerator(settings.shape, {
-      seed: deriveSeed(settings.seed, index + 1), tokensPerWord, sameState: spec.sameState, states: spec.states,
+      seed: deriveSeed(settings.seed, index + 1),
+      tokensPerWord,
+      sameState: spec.sameState,
+      states: spec.states,
     });
     const warmup = warmupOf(settings, spec);
     if (warmup > 0) await runLoad({ send: client.send, next, concurrency: Math.min(spec.concurrency, warmup), limit: { requests: warmup } });
     await ceiling?.sample();
-    const state = spec.states
-      ? `${spec.states} states in turn`
-      : spec.sameState ? "the same state every request" : "a new state every request";
+    const state = spec.states ? `${spec.states} states in turn` : spec.sameState ? "the same state every request" : "a new state every request";
     log(`phase ${index + 1}/${specs.length}: ${state}, concurrency ${spec.concurrency}, ${describeLimit(settings.limit)}`);
     const result = await runLoad({
-      send: client.send, next, concurrency: spec.concurrency, limit: settings.limit,
-      onProgress: (progress) => log(describeProgress(progress)), progressEveryMs: hooks.progressEveryMs,
+      send: client.send,
+      next,
+      concurrency: spec.concurrency,
+      limit: settings.limit,
+      onProgress: (progress) => log(describeProgress(progress)),
+      progressEveryMs: hooks.progressEveryMs,
     });
     phases.push({ spec, result });
     log(describeProgress({ ...result, failed: result.sent - result.answered }, "  done after"));

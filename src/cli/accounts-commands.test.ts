@@ -51,10 +51,7 @@ describe("judge accounts", () => {
     expect(text, text).toMatch(/^ID\s+NAME\s+STATUS\s+PLAN\s+BALANCE\s+USED\/ALLOWANCE\s+CREATED$/m);
     expect(text, text).toMatch(/^acct_\w+\s+Globex\s+active\s+pro\s+€0\.00\s+0\/10000\s/m);
 
-    expectOneLineUserError(
-      await judge("accounts", "create", "--name", "Initech", "--plan", "gold"),
-      /^judge: No plan with id or name gold$/m,
-    );
+    expectOneLineUserError(await judge("accounts", "create", "--name", "Initech", "--plan", "gold"), /^judge: No plan with id or name gold$/m);
     expect(await judgeJson<unknown[]>("accounts", "list")).toHaveLength(2);
   });
 
@@ -77,7 +74,10 @@ describe("judge accounts", () => {
       usage: { used: 1, reserved: 0, allowance: 1, percent_used: 100, period_start: account.created_at },
     });
     expect(shown.plan, JSON.stringify(shown)).toMatchObject({ name: "one", price_per_million: "1.00" });
-    expect(shown.ledger.map((entry) => entry.kind), JSON.stringify(shown)).toEqual(["plan", "top_up"]);
+    expect(
+      shown.ledger.map((entry) => entry.kind),
+      JSON.stringify(shown),
+    ).toEqual(["plan", "top_up"]);
     expect(await judgeOk("ledger", "check"), "a hold in flight is not a mismatch").toMatch(/^OK: 1 account checked/);
 
     await withFileStore((store) => store.billing.settle(held));
@@ -94,19 +94,14 @@ describe("judge accounts", () => {
   });
 
   it("moves an account to another plan by name or id", async () => {
-    const pro = await judgeJson<PlanJson>(
-      "plans", "create", "--name", "pro", "--rpm", "600", "--allowance", "5", "--price", "0",
-    );
+    const pro = await judgeJson<PlanJson>("plans", "create", "--name", "pro", "--rpm", "600", "--allowance", "5", "--price", "0");
     const account = await judgeJson<AccountJson>("accounts", "create", "--name", "Acme");
     const moved = await judgeJson<AccountJson>("accounts", "set-plan", account.id, "pro");
     expect(moved, JSON.stringify(moved)).toMatchObject({ id: account.id, plan: { id: pro.id }, usage: { allowance: 5 } });
     const back = await judgeOk("accounts", "set-plan", account.id, "plan_default");
     expect(back, back).toBe(`Account ${account.id} (Acme) is now on plan default.\n`);
 
-    const [noAccount, noPlan] = await Promise.all([
-      judge("accounts", "set-plan", "acct_missing", "pro"),
-      judge("accounts", "set-plan", account.id, "gold"),
-    ]);
+    const [noAccount, noPlan] = await Promise.all([judge("accounts", "set-plan", "acct_missing", "pro"), judge("accounts", "set-plan", account.id, "gold")]);
     expectOneLineUserError(noAccount!, /^judge: No account with id acct_missing$/m);
     expectOneLineUserError(noPlan!, /^judge: No plan with id or name gold$/m);
     const keyed = await judgeJson<{ record: { accountId: string } }>("keys", "create", "--account", account.id);

@@ -60,9 +60,7 @@ export function registerAccountsCommands(program: Command): void {
     .requiredOption("--name <name>", "display name of the account")
     .option("--plan <idOrName>", "plan id or name (default: the plan named default)")
     .action(async (options: { name: string; plan?: string }, command: Command) => {
-      const summary = await withServices(command, (services) =>
-        services.accounts.create({ name: options.name, plan: options.plan?.trim() }, cliActor()),
-      );
+      const summary = await withServices(command, (services) => services.accounts.create({ name: options.name, plan: options.plan?.trim() }, cliActor()));
       emit(command, { json: summaryJson(summary), text: () => formatAccountCreated(summary, followUp(command)) });
     });
 
@@ -128,7 +126,10 @@ export function registerAccountsCommands(program: Command): void {
       .action(async (accountId: string, _options: unknown, command: Command) => {
         const summary = await withServices(command, (services) => services.accounts.setDisabled(accountId.trim(), verb === "disable", cliActor()));
         const { account } = summary;
-        emit(command, { json: summaryJson(summary), text: () => `Account ${account.id} (${account.name}) is ${accountStatus(account) === "active" ? "enabled" : "disabled"}.` });
+        emit(command, {
+          json: summaryJson(summary),
+          text: () => `Account ${account.id} (${account.name}) is ${accountStatus(account) === "active" ? "enabled" : "disabled"}.`,
+        });
       });
   }
 }

@@ -32,7 +32,10 @@ export function registerAdminsCommands(program: Command): void {
     .description("List the named admin tokens (prefix only), revoked ones included")
     .action(async (_options: unknown, command: Command) => {
       const records = await withServices(command, (services) => services.adminTokens.list());
-      emit(command, { json: records.map(adminTokenView), text: () => formatAdminTokens(records, followUp(command).line("Create one with:", "admins create --name <name>")) });
+      emit(command, {
+        json: records.map(adminTokenView),
+        text: () => formatAdminTokens(records, followUp(command).line("Create one with:", "admins create --name <name>")),
+      });
     });
 
   admins

@@ -68,7 +68,10 @@ describe("judge audit list", () => {
     await judgeOk("admins", "create", "--name", "alice");
 
     const all = await judgeJson<any[]>("audit", "list");
-    expect(all.map((e) => e.action), JSON.stringify(all)).toEqual([
+    expect(
+      all.map((e) => e.action),
+      JSON.stringify(all),
+    ).toEqual([
       "admin_token.create",
       "key.revoke",
       "key.create",
@@ -101,7 +104,18 @@ describe("judge audit list", () => {
     await judgeOk("balance", "top-up", "--account", id, "--amount", "12.345678", "--note", "paid by card");
     await judgeOk("balance", "adjust", "--account", id, "--amount", "-0.50", "--note", "oops");
     const key = await judgeJson<{ record: { id: string; prefix: string } }>(
-      "keys", "create", "--account", id, "--name", "ci", "--rpm", "1200", "--budget", "5", "--expires", "2099-12-31",
+      "keys",
+      "create",
+      "--account",
+      id,
+      "--name",
+      "ci",
+      "--rpm",
+      "1200",
+      "--budget",
+      "5",
+      "--expires",
+      "2099-12-31",
     );
     await judgeOk("keys", "update", key.record.id, "--rpm", "none", "--budget", "none", "--expires", "never");
 

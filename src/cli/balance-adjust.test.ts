@@ -28,7 +28,10 @@ describe("judge balance adjust", () => {
       await judge("balance", "adjust", "--account", account.id, "--amount", "-3.750001", "--note", "too much"),
       /^judge: an adjustment of 3750001 µ€ would take the balance below zero: it is 3750000 µ€\n$/,
     );
-    expectOneLineUserError(await judge("balance", "adjust", "--account", account.id, "--amount", "-1"), /^judge: required option '--note <text>' not specified/);
+    expectOneLineUserError(
+      await judge("balance", "adjust", "--account", account.id, "--amount", "-1"),
+      /^judge: required option '--note <text>' not specified/,
+    );
     const check = await judgeJson<LedgerCheckJson>("ledger", "check");
     expect(check, JSON.stringify(check)).toMatchObject({ ok: true });
   });

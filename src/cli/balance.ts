@@ -34,7 +34,7 @@ export function registerBalanceCommands(program: Command): void {
     .description("Correct an account's balance up or down, as its own ledger entry (history is never rewritten)")
     .requiredOption("--account <accountId>", "account to correct")
     .requiredOption("--amount <euros>", "euros to add (positive) or take (negative), up to 6 decimals, e.g. -1.50")
-    .requiredOption("--note <text>", "why, e.g. \"reverses the mistaken top-up of 3 May\" (kept in the ledger)")
+    .requiredOption("--note <text>", 'why, e.g. "reverses the mistaken top-up of 3 May" (kept in the ledger)')
     .action(async (options: { account: string; amount: string; note: string }, command: Command) => {
       const negative = options.amount.trim().startsWith("-");
       const magnitude = parseEurosOption(negative ? options.amount.trim().slice(1) : options.amount, "--amount", {

@@ -44,8 +44,28 @@ describe("judge bench against the real server on the tiny fixture model", () => 
   it("measures the asked requests per phase, with the ceiling, and its figures add up", async () => {
     const model = await tinyFixturePath();
     const run = await judge(
-      "bench", "--url", server.url, "--key", server.key, "--json", "--model", model, "--threads", "1",
-      "--state-tokens", "120", "--questions", "3", "--concurrency", "1,3", "--requests", "7", "--warmup", "1", "--ceiling-reads", "2",
+      "bench",
+      "--url",
+      server.url,
+      "--key",
+      server.key,
+      "--json",
+      "--model",
+      model,
+      "--threads",
+      "1",
+      "--state-tokens",
+      "120",
+      "--questions",
+      "3",
+      "--concurrency",
+      "1,3",
+      "--requests",
+      "7",
+      "--warmup",
+      "1",
+      "--ceiling-reads",
+      "2",
     );
     expect(run.status, JSON.stringify(run)).toBe(0);
     expect(run.stdout + run.stderr).not.toContain(server.key);
@@ -56,7 +76,11 @@ describe("judge bench against the real server on the tiny fixture model", () => 
     expect(run.stderr).toMatch(/rate limit: 1000000 requests per minute on this key, above the \d+ or more/);
     expect(run.stderr).not.toContain("WARNING");
     expect(report.state).toMatchObject({ targetTokens: 120, measuredBy: "tokenizer" });
-    expect(report.phases.map((p) => [p.sameState, p.concurrency])).toEqual([[false, 1], [false, 3], [true, 1]]);
+    expect(report.phases.map((p) => [p.sameState, p.concurrency])).toEqual([
+      [false, 1],
+      [false, 3],
+      [true, 1],
+    ]);
     for (const phase of report.phases) {
       expect(phase, JSON.stringify(phase)).toMatchObject({ requests: 7, answered: 7, failed: 0, questions: 21, errors: {} });
       expect(close(phase.requestsPerSecond, phase.answered / phase.seconds)).toBe(true);
@@ -104,8 +128,7 @@ describe("judge bench against a key whose plan allows 5 requests per minute", ()
   let limited: TestServer;
   /** A new account per test: each gets a limit of its own. */
   const limitedKey = async () => (await addTestAccount(limited.services, { plan: { requestsPerMinute: 5 } })).key;
-  const systemOneRequests = () =>
-    limited.logLines.map((line) => JSON.parse(line)).filter((l) => l.message === "request" && l.path === "/v1/systemone").length;
+  const systemOneRequests = () => limited.logLines.map((line) => JSON.parse(line)).filter((l) => l.message === "request" && l.path === "/v1/systemone").length;
   beforeAll(async () => {
     limited = await startTestServer({ plan: { requestsPerMinute: 5 } });
   });
@@ -129,11 +152,26 @@ describe("judge bench against a key whose plan allows 5 requests per minute", ()
 
   it("goes on with --allow-rate-limit, warning, and counts the 429s in the table's own column", async () => {
     const run = await judge(
-      "bench", "--url", limited.url, "--key", await limitedKey(), "--allow-rate-limit", "--concurrency", "1", "--duration", "1500ms",
-      "--warmup", "0", "--no-reuse", "--state-tokens", "40",
+      "bench",
+      "--url",
+      limited.url,
+      "--key",
+      await limitedKey(),
+      "--allow-rate-limit",
+      "--concurrency",
+      "1",
+      "--duration",
+      "1500ms",
+      "--warmup",
+      "0",
+      "--no-reuse",
+      "--state-tokens",
+      "40",
     );
     expect(run.status, JSON.stringify(run)).toBe(0);
-    expect(run.stderr).toMatch(/\nWARNING: this key's plan allows 5 requests per minute and this run would send at least \d+ in a minute: .*--allow-rate-limit/);
+    expect(run.stderr).toMatch(
+      /\nWARNING: this key's plan allows 5 requests per minute and this run would send at least \d+ in a minute: .*--allow-rate-limit/,
+    );
     const lines = run.stdout.split("\n");
     expect(lines[0], run.stdout).toMatch(/^STATE\s+CONC\s+REQUESTS\s+FAILED\s+429\s+REQ\/S/);
     const [state, concurrency, requests, failed, rateLimited] = lines[1].split(/\s{2,}/);
@@ -147,8 +185,22 @@ describe("judge bench against a key whose plan allows 5 requests per minute", ()
   it("counts 429s as failures, out of the latencies, and waits no longer than the phase for Retry-After", async () => {
     const started = performance.now();
     const run = await judge(
-      "bench", "--url", limited.url, "--key", await limitedKey(), "--json", "--allow-rate-limit", "--concurrency", "1",
-      "--duration", "1500ms", "--warmup", "0", "--no-reuse", "--state-tokens", "40",
+      "bench",
+      "--url",
+      limited.url,
+      "--key",
+      await limitedKey(),
+      "--json",
+      "--allow-rate-limit",
+      "--concurrency",
+      "1",
+      "--duration",
+      "1500ms",
+      "--warmup",
+      "0",
+      "--no-reuse",
+      "--state-tokens",
+      "40",
     );
     expect(run.status, JSON.stringify(run)).toBe(0);
     const report = JSON.parse(run.stdout) as BenchReport;

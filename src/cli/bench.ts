@@ -30,13 +30,15 @@ interface BenchOptions {
 const DEFAULT_DURATION_MS = 10_000;
 
 /** commander reports an InvalidArgumentError as a usage error naming the option. */
-const arg = <T>(parse: (value: string) => T) => (value: string) => {
-  try {
-    return parse(value);
-  } catch (error) {
-    throw new InvalidArgumentError(messageOf(error));
-  }
-};
+const arg =
+  <T>(parse: (value: string) => T) =>
+  (value: string) => {
+    try {
+      return parse(value);
+    } catch (error) {
+      throw new InvalidArgumentError(messageOf(error));
+    }
+  };
 
 /** `judge bench`: throughput and latency of any server of the interface, against the model's raw reading speed. */
 export function registerBenchCommand(program: Command): void {
@@ -46,17 +48,55 @@ export function registerBenchCommand(program: Command): void {
     .option("--url <url>", "base address of the server", "http://127.0.0.1:8080")
     .option("--key <key>", "API key to send")
     .option("--key-file <path>", "file holding the API key (keeps it out of the shell history)")
-    .option("--state-tokens <n>", "state length in the model's tokens", arg((v) => parseInteger(v, 1, 1_000_000)), 300)
-    .option("--questions <n>", "questions per request (choice, noul, score in turn)", arg((v) => parseInteger(v, 1, 1024)), 3)
-    .option("--options <n>", "options per choice question (and levels per score question, at most 10)", arg((v) => parseInteger(v, 2, 255)), 4)
+    .option(
+      "--state-tokens <n>",
+      "state length in the model's tokens",
+      arg((v) => parseInteger(v, 1, 1_000_000)),
+      300,
+    )
+    .option(
+      "--questions <n>",
+      "questions per request (choice, noul, score in turn)",
+      arg((v) => parseInteger(v, 1, 1024)),
+      3,
+    )
+    .option(
+      "--options <n>",
+      "options per choice question (and levels per score question, at most 10)",
+      arg((v) => parseInteger(v, 2, 255)),
+      4,
+    )
     .addOption(new Option("--concurrency <list>", "concurrent clients, one phase per value").argParser(arg(parseConcurrencyList)).default([1, 4], "1,4"))
     .option("--duration <time>", "length of each phase: 30s, 2m, 500ms (default 10s)", arg(parseDuration))
-    .option("--requests <n>", "requests per phase, instead of a duration", arg((v) => parseInteger(v, 1)))
-    .option("--warmup <n>", "unmeasured requests before each phase (default: one per client)", arg((v) => parseInteger(v, 0)))
-    .option("--seed <n>", "seed of the generated requests", arg((v) => parseInteger(v, 0)), 1)
+    .option(
+      "--requests <n>",
+      "requests per phase, instead of a duration",
+      arg((v) => parseInteger(v, 1)),
+    )
+    .option(
+      "--warmup <n>",
+      "unmeasured requests before each phase (default: one per client)",
+      arg((v) => parseInteger(v, 0)),
+    )
+    .option(
+      "--seed <n>",
+      "seed of the generated requests",
+      arg((v) => parseInteger(v, 0)),
+      1,
+    )
     .option("--model <path.gguf>", "the server's model file on this machine, to measure the raw reading ceiling")
-    .option("--threads <n>", "threads for the ceiling (0: the server's default, one fewer than the math cores)", arg((v) => parseInteger(v, 0, 512)), 0)
-    .option("--ceiling-reads <n>", "raw reads per ceiling sample", arg((v) => parseInteger(v, 1, 1000)), 3)
+    .option(
+      "--threads <n>",
+      "threads for the ceiling (0: the server's default, one fewer than the math cores)",
+      arg((v) => parseInteger(v, 0, 512)),
+      0,
+    )
+    .option(
+      "--ceiling-reads <n>",
+      "raw reads per ceiling sample",
+      arg((v) => parseInteger(v, 1, 1000)),
+      3,
+    )
     .option("--no-reuse", "skip the phase that repeats one state (prefix reuse)")
     .option(
       "--states <k>",

@@ -18,9 +18,7 @@ const planNames = async () => (await judgeJson<PlanJson[]>("plans", "list")).map
 
 describe("judge plans", () => {
   it("creates, updates and lists plans, showing the price back exactly", async () => {
-    const pro = await judgeJson<PlanJson>(
-      "plans", "create", "--name", "pro", "--rpm", "600", "--allowance", "10000", "--price", "0.05",
-    );
+    const pro = await judgeJson<PlanJson>("plans", "create", "--name", "pro", "--rpm", "600", "--allowance", "10000", "--price", "0.05");
     expect(pro, JSON.stringify(pro)).toMatchObject({
       id: expect.stringMatching(/^plan_/),
       name: "pro",
@@ -38,10 +36,7 @@ describe("judge plans", () => {
       price_per_million: "1.234567",
     });
     const byId = await judgeOk("plans", "update", pro.id, "--name", "pro-2024", "--allowance", "0");
-    expect(byId, byId).toBe(
-      `Updated plan ${pro.id} (pro-2024): 5 requests/minute, 0 questions per period, ` +
-        "then €1.234567 per million input tokens.\n",
-    );
+    expect(byId, byId).toBe(`Updated plan ${pro.id} (pro-2024): 5 requests/minute, 0 questions per period, ` + "then €1.234567 per million input tokens.\n");
 
     expect(await planNames()).toEqual(["default", "pro-2024"]);
     const text = await judgeOk("plans", "list");
@@ -70,9 +65,7 @@ describe("judge plans", () => {
 
     expectOneLineUserError(await judge("plans", "update", "default", "--price", "0.0000001"), /at most 6 decimals/);
     const plans = await judgeJson<PlanJson[]>("plans", "list");
-    expect(plans, JSON.stringify(plans)).toMatchObject([
-      { name: "default", requests_per_minute: 60, allowance_questions: 1000, price_per_million: "0.05" },
-    ]);
+    expect(plans, JSON.stringify(plans)).toMatchObject([{ name: "default", requests_per_minute: 60, allowance_questions: 1000, price_per_million: "0.05" }]);
   });
 });
 
@@ -82,12 +75,8 @@ describe("judge balance top-up", () => {
     const first = await judgeJson<TopUpJson>("balance", "top-up", "--account", account.id, "--amount", "0.000001");
     expect(first, JSON.stringify(first)).toMatchObject({ balance_micro: 1, balance: "0.000001" });
 
-    const second = await judgeOk(
-      "balance", "top-up", "--account", account.id, "--amount", "12.345678", "--note", "invoice 7",
-    );
-    expect(second, second).toBe(
-      `Topped up ${account.id} (Acme) by €12.345678; balance is now €12.345679 (ledger entry 2).\n`,
-    );
+    const second = await judgeOk("balance", "top-up", "--account", account.id, "--amount", "12.345678", "--note", "invoice 7");
+    expect(second, second).toBe(`Topped up ${account.id} (Acme) by €12.345678; balance is now €12.345679 (ledger entry 2).\n`);
 
     const entries = await judgeJson<LedgerEntryJson[]>("ledger", "list", "--account", account.id);
     expect(entries, JSON.stringify(entries)).toMatchObject([
@@ -121,7 +110,10 @@ describe("judge ledger", () => {
     for (const amount of ["1", "2", "3"]) await judgeOk("balance", "top-up", "--account", account.id, "--amount", amount);
 
     const newest = await judgeJson<LedgerEntryJson[]>("ledger", "list", "--account", account.id, "--limit", "2");
-    expect(newest.map((entry) => entry.amount), JSON.stringify(newest)).toEqual(["3.00", "2.00"]);
+    expect(
+      newest.map((entry) => entry.amount),
+      JSON.stringify(newest),
+    ).toEqual(["3.00", "2.00"]);
     const text = await judgeOk("ledger", "list", "--account", account.id);
     expect(text.trim().split("\n"), text).toHaveLength(4);
     expect(text, text).toMatch(/^3\s+\S+ \S+Z\s+top_up\s+\+€3\.00\s+0\s+0$/m);
@@ -150,16 +142,13 @@ describe("judge ledger", () => {
     const [run, json] = await Promise.all([judge("ledger", "check"), judge("ledger", "check", "--json")]);
     expectOneLineUserError(run!, new RegExp(`^judge: ledger check failed for ${tampered.id}$`, "m"));
     expect(run!.stdout, run!.stdout).toBe(
-      "FAILED: 1 mismatch(es), 2 accounts checked:\n" +
-        `  ${tampered.id} balance: stored €12.500001, ledger says €12.50\n`,
+      "FAILED: 1 mismatch(es), 2 accounts checked:\n" + `  ${tampered.id} balance: stored €12.500001, ledger says €12.50\n`,
     );
     expectOneLineUserError(json!, /ledger check failed/);
     expect(JSON.parse(json!.stdout), json!.stdout).toEqual({
       ok: false,
       accounts: 2,
-      mismatches: [
-        { account_id: tampered.id, what: "balance", unit: "micro_eur", column: 12500001, ledger_sum: 12500000 },
-      ],
+      mismatches: [{ account_id: tampered.id, what: "balance", unit: "micro_eur", column: 12500001, ledger_sum: 12500000 }],
     });
   });
 });

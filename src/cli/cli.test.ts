@@ -44,14 +44,15 @@ describe("judge CLI", () => {
     const accounts = await judgeJson<unknown[]>("accounts", "list");
     expect(accounts, JSON.stringify(accounts)).toEqual([account]);
 
-    const created = await judgeJson<{ key: string; record: { id: string; prefix: string } }>(
-      "keys", "create", "--account", account.id,
-    );
+    const created = await judgeJson<{ key: string; record: { id: string; prefix: string } }>("keys", "create", "--account", account.id);
     expect(created.key, JSON.stringify(created)).toMatch(/^tjs_[0-9A-Za-z]{40}$/);
     expect(created.record.prefix, JSON.stringify(created)).toBe(created.key.slice(0, 12));
 
     const keys = await judgeJson<{ id: string }[]>("keys", "list", "--account", account.id);
-    expect(keys.map((k) => k.id), JSON.stringify(keys)).toEqual([created.record.id]);
+    expect(
+      keys.map((k) => k.id),
+      JSON.stringify(keys),
+    ).toEqual([created.record.id]);
 
     type Revoked = { id: string; revokedAt: number | null };
     const revoked = await judgeJson<Revoked>("keys", "revoke", created.record.id);
@@ -62,10 +63,7 @@ describe("judge CLI", () => {
   });
 
   it("reports an unknown account as one line on stderr with exit code 1", async () => {
-    expectOneLineUserError(
-      await judge("keys", "create", "--account", "acct_missing"),
-      /^judge: No account with id acct_missing$/m,
-    );
+    expectOneLineUserError(await judge("keys", "create", "--account", "acct_missing"), /^judge: No account with id acct_missing$/m);
   });
 
   it("refuses an ambiguous prefix with exit code 1 and revokes nothing", async () => {
@@ -79,7 +77,10 @@ describe("judge CLI", () => {
 
     expectOneLineUserError(await judge("keys", "revoke", created.record.prefix), /matches 2 keys/);
     const keys = await judgeJson<{ revokedAt: number | null }[]>("keys", "list");
-    expect(keys.map((k) => k.revokedAt), JSON.stringify(keys)).toEqual([null, null]);
+    expect(
+      keys.map((k) => k.revokedAt),
+      JSON.stringify(keys),
+    ).toEqual([null, null]);
   });
 
   it("reports a revoke that matches no key as one line with exit code 1", async () => {

@@ -50,7 +50,9 @@ export async function withServices<T>(command: Command, run: (services: Services
   // Refused by name: the store's "no database here … or pass --create" would lead to a
   // throwaway database that the next command cannot see either.
   if (isInMemory(config.db) && !create) {
-    throw new CliError(`--db ${config.db || '""'} is a new, empty database for every command, so there is nothing in it to administer; give the file or postgres:// URL the server uses`);
+    throw new CliError(
+      `--db ${config.db || '""'} is a new, empty database for every command, so there is nothing in it to administer; give the file or postgres:// URL the server uses`,
+    );
   }
   const services = await buildServices(config, { mustExist: !create });
   try {
@@ -65,9 +67,7 @@ export const isInMemory = (db: string) => db === ":memory:" || db === "";
 
 /** Prints `json` as JSON under `--json`, otherwise the human-readable `text()`. */
 export function emit(command: Command, output: { json: unknown; text: () => string }): void {
-  const rendered = globalOptions(command).json
-    ? JSON.stringify(output.json, null, 2)
-    : output.text();
+  const rendered = globalOptions(command).json ? JSON.stringify(output.json, null, 2) : output.text();
   process.stdout.write(`${rendered}\n`);
 }
 

@@ -89,7 +89,10 @@ describe("administration commands on PostgreSQL", () => {
 
   it("refuses a schema that does not exist, naming it, and does not create it", async () => {
     const run = await runJudge(["plans", "list", "--db", POSTGRES_TEST_URL], { JUDGE_DB_SCHEMA: schema });
-    expectOneLineUserError(run, new RegExp(`^judge: no database of this service in schema "${schema}" of postgres://.*: it has none of its tables; .*--create to create it$`, "m"));
+    expectOneLineUserError(
+      run,
+      new RegExp(`^judge: no database of this service in schema "${schema}" of postgres://.*: it has none of its tables; .*--create to create it$`, "m"),
+    );
     expect(await schemaExists(), "the schema was created").toBe(false);
   });
 

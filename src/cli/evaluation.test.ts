@@ -20,7 +20,10 @@ import { registerEvaluationCommands } from "./evaluation.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const sample = join(repoRoot, "examples/eval-sample.jsonl");
-const sampleItems = readFileSync(sample, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+const sampleItems = readFileSync(sample, "utf8")
+  .trim()
+  .split("\n")
+  .map((line) => JSON.parse(line));
 const questionCount = sampleItems.reduce((sum, item) => sum + Object.keys(item.questions).length, 0);
 const show = (value: unknown) => JSON.stringify(value, null, 1).slice(0, 4000);
 
@@ -58,7 +61,23 @@ async function judge(...args: string[]): Promise<{ stdout: string; stderr: strin
 describe("judge eval against the real server", () => {
   it("scores every answer, runs every check, and writes a consistent summary, report, diagram and predictions", async () => {
     const out = join(dir, "report");
-    const run = await judge("eval", sample, "--url", server.url, "--key-file", keyFile, "--out", out, "--json", "--option-order", "shuffle", "--question-ids", "--interference", "--concurrency", "3");
+    const run = await judge(
+      "eval",
+      sample,
+      "--url",
+      server.url,
+      "--key-file",
+      keyFile,
+      "--out",
+      out,
+      "--json",
+      "--option-order",
+      "shuffle",
+      "--question-ids",
+      "--interference",
+      "--concurrency",
+      "3",
+    );
     const summary = JSON.parse(run.stdout);
     const context = show({ summary, stderr: run.stderr });
 
@@ -67,25 +86,41 @@ describe("judge eval against the real server", () => {
     expect(summary.items).toBe(sampleItems.length);
     const { overall, ...byType } = summary.metrics;
     expect(overall.answers, context).toBe(questionCount);
-    expect(Object.values<any>(byType).reduce((sum, m) => sum + m.answers, 0), context).toBe(questionCount);
+    expect(
+      Object.values<any>(byType).reduce((sum, m) => sum + m.answers, 0),
+      context,
+    ).toBe(questionCount);
     expect(overall.bins.reduce((sum: number, b: any) => sum + b.count, 0)).toBe(questionCount);
     expect(overall.coverage.map((c: any) => c.maxErrorRate)).toEqual([0.01, 0.05, 0.1]);
 
-    const predictions = readFileSync(join(out, "predictions.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const predictions = readFileSync(join(out, "predictions.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(predictions).toHaveLength(questionCount);
-    for (const p of predictions) expect(p.probabilities.reduce((a: number, b: number) => a + b, 0), show(p)).toBeCloseTo(1, 9);
+    for (const p of predictions)
+      expect(
+        p.probabilities.reduce((a: number, b: number) => a + b, 0),
+        show(p),
+      ).toBeCloseTo(1, 9);
     // Recomputed from the per-answer file with plain formulas: the summary must agree.
     const argmax = (xs: number[]) => xs.indexOf(Math.max(...xs));
     // Right: the top label (a tie goes to the first) is a most likely gold label (docs/evaluation/eval.md, "Accuracy").
     const accuracy = predictions.filter((p) => p.gold[argmax(p.probabilities)] === Math.max(...p.gold)).length / questionCount;
-    const nll = predictions.reduce((sum, p) => sum - p.gold.reduce((s: number, g: number, k: number) => s + (g ? g * Math.log(Math.max(p.probabilities[k], 1e-15)) : 0), 0), 0) / questionCount;
+    const nll =
+      predictions.reduce(
+        (sum, p) => sum - p.gold.reduce((s: number, g: number, k: number) => s + (g ? g * Math.log(Math.max(p.probabilities[k], 1e-15)) : 0), 0),
+        0,
+      ) / questionCount;
     expect(overall.accuracy, context).toBeCloseTo(accuracy, 12);
     expect(overall.nll, context).toBeCloseTo(nll, 12);
 
     // This server never shows ids to the model and isolates questions exactly (docs/concepts/answers.md).
     const { optionOrder, questionIds, interference } = summary.robustness;
     expect(optionOrder.mode).toBe("shuffle");
-    expect(optionOrder.overall.compared, context).toBe(sampleItems.reduce((n, i) => n + Object.values<any>(i.questions).filter((q) => q.type === "choice").length, 0));
+    expect(optionOrder.overall.compared, context).toBe(
+      sampleItems.reduce((n, i) => n + Object.values<any>(i.questions).filter((q) => q.type === "choice").length, 0),
+    );
     expect(questionIds.overall, context).toMatchObject({ compared: questionCount, changedRate: 0 });
     expect(questionIds.overall.maxAbsChange, context).toBeLessThan(1e-9);
     expect(interference.overall.maxAbsChange, context).toBeLessThan(1e-9);
@@ -111,7 +146,10 @@ describe("judge eval against the real server", () => {
     expect(plain.robustness.optionOrder.overall.changedRate, show(plain.robustness)).toBeGreaterThan(0);
     expect(plain, show(plain)).not.toHaveProperty("debias");
 
-    for (const [debias, order] of [["canonical", "shuffle"], ["shift", "shift"]]) {
+    for (const [debias, order] of [
+      ["canonical", "shuffle"],
+      ["shift", "shift"],
+    ]) {
       const summary = await evalJson("--out", join(dir, `order-${debias}`), "--option-order", order, "--debias", debias);
       const context = show({ debias, order, robustness: summary.robustness, usage: summary.usage });
       expect(summary.debias, context).toBe(debias);
@@ -132,7 +170,10 @@ describe("judge eval against the real server", () => {
 
   it("names the item and line when the server refuses one", async () => {
     const bad = join(dir, "bad.jsonl");
-    writeFileSync(bad, `${JSON.stringify(sampleItems[0])}\n${JSON.stringify({ id: "odd", questions: { q: { type: "noul", instructions: 5 } }, gold: { q: true } })}\n`);
+    writeFileSync(
+      bad,
+      `${JSON.stringify(sampleItems[0])}\n${JSON.stringify({ id: "odd", questions: { q: { type: "noul", instructions: 5 } }, gold: { q: true } })}\n`,
+    );
     const error = await judge("eval", bad, "--url", server.url, "--key", server.key, "--out", join(dir, "bad")).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CliError);
     expect((error as Error).message).toMatch(/^item odd \(line 2\): .* answered 400 invalid_request: .*instructions/);
@@ -149,7 +190,23 @@ describe("judge calibrate against the real server", () => {
     const profile = join(dir, "profile.json");
     writeFileSync(profile, JSON.stringify({ version: 1, models: { "other-model": { choice: 2, noul: 0.5 } } }));
     const out = join(dir, "calibrated");
-    const run = await judge("calibrate", sample, "--url", server.url, "--key-file", keyFile, "--profile", profile, "--out", out, "--holdout", "0.4", "--min-bucket", "3", "--json");
+    const run = await judge(
+      "calibrate",
+      sample,
+      "--url",
+      server.url,
+      "--key-file",
+      keyFile,
+      "--profile",
+      profile,
+      "--out",
+      out,
+      "--holdout",
+      "0.4",
+      "--min-bucket",
+      "3",
+      "--json",
+    );
     const result = JSON.parse(run.stdout);
     const context = show({ result, stderr: run.stderr });
 
@@ -179,7 +236,10 @@ describe("judge calibrate against the real server", () => {
   it("with --debias canonical the profile does not depend on the order the dataset lists options in; without it, it does", async () => {
     const reversed = join(dir, "reversed.jsonl");
     const reverseOptions = (q: any) => (q.type === "choice" ? { ...q, criteria: Object.fromEntries(Object.entries(q.criteria).reverse()) } : q);
-    const reversedItems = sampleItems.map((item) => ({ ...item, questions: Object.fromEntries(Object.entries<any>(item.questions).map(([id, q]) => [id, reverseOptions(q)])) }));
+    const reversedItems = sampleItems.map((item) => ({
+      ...item,
+      questions: Object.fromEntries(Object.entries<any>(item.questions).map(([id, q]) => [id, reverseOptions(q)])),
+    }));
     writeFileSync(reversed, reversedItems.map((item) => JSON.stringify(item)).join("\n") + "\n");
     const fit = async (dataset: string, name: string, ...extra: string[]) => {
       const args = ["calibrate", dataset, "--url", server.url, "--key", server.key, "--profile", join(dir, `${name}.json`), "--out", join(dir, name)];
@@ -191,7 +251,10 @@ describe("judge calibrate against the real server", () => {
     // The tiny model is strongly position-biased, so the logits it is fitted on move with the order.
     expect(plainReversed.temperatures, show({ plain: plain.temperatures, plainReversed: plainReversed.temperatures })).not.toEqual(plain.temperatures);
 
-    const [canonical, canonicalReversed] = [await fit(sample, "canonical", "--debias", "canonical"), await fit(reversed, "canonical-reversed", "--debias", "canonical")];
+    const [canonical, canonicalReversed] = [
+      await fit(sample, "canonical", "--debias", "canonical"),
+      await fit(reversed, "canonical-reversed", "--debias", "canonical"),
+    ];
     const context = show({ canonical, canonicalReversed });
     expect([canonical.debias, canonicalReversed.debias], context).toEqual(["canonical", "canonical"]);
     expect(canonicalReversed.temperatures, context).toEqual(canonical.temperatures);
@@ -211,7 +274,10 @@ describe("judge calibrate against the real server", () => {
       expect(result.logitsSource).toBe("probabilities");
       expect(result.notes[0]).toMatch(/sent no logits.*log\(probabilities\)/);
       expect(run.stderr).toMatch(/calibrate: The server sent no logits/);
-      expect(other.received.every((r) => r.body.include_logits === true), "calibrate asks for logits").toBe(true);
+      expect(
+        other.received.every((r) => r.body.include_logits === true),
+        "calibrate asks for logits",
+      ).toBe(true);
       expect(existsSync(profile)).toBe(false);
       expect(readFileSync(join(out, "report.html"), "utf8"), "the report is written all the same").toMatch(/Not written \(<code>--dry-run<\/code>\)/);
     } finally {
@@ -227,7 +293,13 @@ describe("judge calibrate --folds against the real server", () => {
     const args = ["calibrate", sample, "--url", server.url, "--key", server.key, "--profile", profile, "--out", out, "--folds", "3", "--min-bucket", "3"];
     const result = JSON.parse((await judge(...args, "--json")).stdout);
     const context = show(result);
-    expect(result.split, context).toEqual({ fitItems: sampleItems.length, fitAnswers: questionCount, heldOutItems: sampleItems.length, heldOutAnswers: questionCount, inSample: false });
+    expect(result.split, context).toEqual({
+      fitItems: sampleItems.length,
+      fitAnswers: questionCount,
+      heldOutItems: sampleItems.length,
+      heldOutAnswers: questionCount,
+      inSample: false,
+    });
     expect(result.heldOut.uncalibrated.overall.answers, context).toBe(questionCount);
     expect(result.heldOut.calibrated.overall.answers, context).toBe(questionCount);
     expect(result.folds.k, context).toBe(3);
@@ -262,7 +334,19 @@ describe("the judge binary", () => {
   }
 
   it("runs calibrate with --json, progress on stderr only", async () => {
-    const run = await spawnJudge("calibrate", sample, "--url", server.url, "--key-file", keyFile, "--profile", join(dir, "spawned.json"), "--out", join(dir, "spawned"), "--json");
+    const run = await spawnJudge(
+      "calibrate",
+      sample,
+      "--url",
+      server.url,
+      "--key-file",
+      keyFile,
+      "--profile",
+      join(dir, "spawned.json"),
+      "--out",
+      join(dir, "spawned"),
+      "--json",
+    );
     expect(run.status, show(run)).toBe(0);
     expect(JSON.parse(run.stdout).model).toBe(server.engine.modelId);
     expect(run.stderr, show(run)).toMatch(/calibrate: 15\/15 requests \(100%\)/);
@@ -273,6 +357,8 @@ describe("the judge binary", () => {
     writeFileSync(bad, `${JSON.stringify({ questions: { q: { type: "noul", instructions: "x" } }, gold: { q: "yes" } })}\n`);
     const run = await spawnJudge("eval", bad, "--key", "k");
     expect(run.status, show(run)).toBe(1);
-    expect(run.stderr, show(run)).toBe(`judge: invalid dataset ${bad}:\n${bad}:1: gold.q: a noul gold answer is true, false, or the probability (0 to 1) that the statement holds\n`);
+    expect(run.stderr, show(run)).toBe(
+      `judge: invalid dataset ${bad}:\n${bad}:1: gold.q: a noul gold answer is true, false, or the probability (0 to 1) that the statement holds\n`,
+    );
   });
 });

@@ -94,11 +94,7 @@ export function registerEvaluationCommands(program: Command): void {
     .description("Measure the quality of a server's answers on a labelled JSONL dataset")
     .argument("<dataset>", DATASET_HELP)
     .option("--out <dir>", "directory for summary.json, report.html, reliability.svg and predictions.jsonl", "eval-report")
-    .addOption(
-      new Option("--error-rate <rates>", "error rates for coverage, comma-separated")
-        .argParser(shares)
-        .default([0.01, 0.05, 0.1], "0.01,0.05,0.1"),
-    )
+    .addOption(new Option("--error-rate <rates>", "error rates for coverage, comma-separated").argParser(shares).default([0.01, 0.05, 0.1], "0.01,0.05,0.1"))
     .addOption(new Option("--option-order <mode>", "check: ask again with choice options reordered").choices(["shift", "shuffle"]))
     .addOption(debiasOption())
     .option("--question-ids", "check: ask again with the questions renamed")
@@ -107,7 +103,15 @@ export function registerEvaluationCommands(program: Command): void {
     .option("--folds <k>", "folds of the k-fold temperature scaling in the quality table", integer(2), 5);
   withServerOptions(evaluate).action(async (dataset: string, flags: EvalFlags, command: Command) => {
     const checks = { order: flags.optionOrder, ids: flags.questionIds === true, interference: flags.interference === true };
-    const options = { ...serverOptions(flags), out: flags.out, errorRates: flags.errorRate, seed: flags.seed, checks, debias: flags.debias, folds: flags.folds };
+    const options = {
+      ...serverOptions(flags),
+      out: flags.out,
+      errorRates: flags.errorRate,
+      seed: flags.seed,
+      checks,
+      debias: flags.debias,
+      folds: flags.folds,
+    };
     await run(command, () => evalCommand(dataset, options, io));
   });
 
@@ -118,7 +122,11 @@ export function registerEvaluationCommands(program: Command): void {
     .requiredOption("--profile <file>", "calibration profile to create or update (JUDGE_CALIBRATION)")
     .option("--out <dir>", "directory for report.html and reliability.svg (before and after)", "calibrate-report")
     .option("--holdout <share>", "share of items held out to report calibration before and after", share, 0.3)
-    .option("--folds <k>", "cross-validate instead: score every answer with temperatures fitted on the other k-1 folds of items (the profile is fitted on all)", integer(2))
+    .option(
+      "--folds <k>",
+      "cross-validate instead: score every answer with temperatures fitted on the other k-1 folds of items (the profile is fitted on all)",
+      integer(2),
+    )
     .option("--seed <n>", "seed of the held-out split or the folds", integer(0), 1)
     .option("--min-bucket <n>", "answers a label-count bucket needs for a temperature of its own", integer(1), 50)
     .option("--dry-run", "fit and report without writing the profile (the report is still written)")
@@ -135,6 +143,4 @@ export function registerEvaluationCommands(program: Command): void {
 
 /** Both commands send it the same way: eval measures, and calibrate fits, the mode the server will serve with. */
 const debiasOption = () =>
-  new Option("--debias <mode>", "send x_debias with every request: the server's option-order debiasing (default: the server's)").choices([
-    ...DEBIAS_MODES,
-  ]);
+  new Option("--debias <mode>", "send x_debias with every request: the server's option-order debiasing (default: the server's)").choices([...DEBIAS_MODES]);

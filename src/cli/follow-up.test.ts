@@ -67,7 +67,10 @@ describe("the follow-up commands the CLI prints", () => {
 
   it("on a database in memory, refuse without --create, and with it say that nothing can reach it instead of printing a command", async () => {
     const refused = await runJudge(["--db", ":memory:", "accounts", "create", "--name", "Acme"]);
-    expectOneLineUserError(refused, /^judge: --db :memory: is a new, empty database for every command, so there is nothing in it to administer; give the file or postgres:\/\/ URL the server uses\n$/);
+    expectOneLineUserError(
+      refused,
+      /^judge: --db :memory: is a new, empty database for every command, so there is nothing in it to administer; give the file or postgres:\/\/ URL the server uses\n$/,
+    );
     const created = await runJudge(["--create", "--db", ":memory:", "accounts", "create", "--name", "Acme"]);
     expect([created.status, created.stdout.split("\n")[1]], JSON.stringify(created)).toEqual([0, IN_MEMORY_NOTE]);
     expect(created.stdout).not.toMatch(/judge /);

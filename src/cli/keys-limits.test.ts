@@ -12,7 +12,18 @@ describe("judge keys with limits", () => {
   it("creates a key with its own rpm, budget and expiry, changes and clears them, renames it, and lists its spend", async () => {
     const id = await account();
     const created = await judgeJson<{ key: string; record: ApiKeyRecord }>(
-      "keys", "create", "--account", id, "--name", "batch", "--rpm", "30", "--budget", "5.000001", "--expires", "2099-12-31T18:00:00+02:00",
+      "keys",
+      "create",
+      "--account",
+      id,
+      "--name",
+      "batch",
+      "--rpm",
+      "30",
+      "--budget",
+      "5.000001",
+      "--expires",
+      "2099-12-31T18:00:00+02:00",
     );
     expect(created.record, JSON.stringify(created)).toMatchObject({
       name: "batch",
@@ -35,14 +46,22 @@ describe("judge keys with limits", () => {
 
     const renamed = await judgeJson<ApiKeyRecord>("keys", "rename", created.record.id, "nightly batch");
     expect(renamed.name).toBe("nightly batch");
-    expect((await judgeOk("keys", "rename", created.record.id, "again")).trim()).toBe(`Renamed API key ${created.record.id} (${created.record.prefix}) to "again".`);
+    expect((await judgeOk("keys", "rename", created.record.id, "again")).trim()).toBe(
+      `Renamed API key ${created.record.id} (${created.record.prefix}) to "again".`,
+    );
   });
 
   it("refuses bad limits with one line and exit 1, writing nothing", async () => {
     const id = await account();
     const bad = [
-      ["--rpm", "0"], ["--rpm", "1.5"], ["--rpm", "none"], ["--budget", "-1"], ["--budget", "1e3"],
-      ["--expires", "tomorrow"], ["--expires", "2026-12-31T10:00"], ["--expires", "2026-02-30"],
+      ["--rpm", "0"],
+      ["--rpm", "1.5"],
+      ["--rpm", "none"],
+      ["--budget", "-1"],
+      ["--budget", "1e3"],
+      ["--expires", "tomorrow"],
+      ["--expires", "2026-12-31T10:00"],
+      ["--expires", "2026-02-30"],
     ];
     for (const flags of bad) {
       const run = await judge("keys", "create", "--account", id, ...flags);
@@ -61,9 +80,16 @@ describe("judge keys with limits", () => {
   it("refuses to create a key whose expiry has passed, with one line and exit 1, creating nothing", async () => {
     const id = await account();
     const today = new Date().toISOString().slice(0, 10);
-    for (const [expires, shown] of [["2020-01-01", "2020-01-01T00:00:00.000Z"], [today, `${today}T00:00:00.000Z`]]) {
+    for (const [expires, shown] of [
+      ["2020-01-01", "2020-01-01T00:00:00.000Z"],
+      [today, `${today}T00:00:00.000Z`],
+    ]) {
       const run = await judge("keys", "create", "--account", id, "--expires", expires);
-      expect([run.status, run.stdout, run.stderr], JSON.stringify(run)).toEqual([1, "", `judge: a new key's expiry must be in the future; ${shown} has passed\n`]);
+      expect([run.status, run.stdout, run.stderr], JSON.stringify(run)).toEqual([
+        1,
+        "",
+        `judge: a new key's expiry must be in the future; ${shown} has passed\n`,
+      ]);
     }
     expect((await judgeOk("keys", "list")).trim()).toBe("No API keys.");
     expect(await judgeOk("keys", "create", "--account", id, "--expires", "2099-01-01")).toContain("expires 2099-01-01 00:00:00Z");

@@ -9,8 +9,7 @@ import { INSTANT_FORMAT, parseInstant } from "../views/instants.js";
 import { formatMoney } from "../views/money.js";
 import { formatTable, formatTimestamp } from "../views/text.js";
 
-export const SHOWN_ONCE_NOTICE =
-  "This key is shown once, store it now: only its hash is kept, so it cannot be displayed again.";
+export const SHOWN_ONCE_NOTICE = "This key is shown once, store it now: only its hash is kept, so it cannot be displayed again.";
 
 const status = (record: ApiKeyRecord, now: number) =>
   record.revokedAt !== null ? "revoked" : record.limits.expiresAt !== null && record.limits.expiresAt <= now ? "expired" : "active";
@@ -179,5 +178,7 @@ async function updated(command: Command, idOrPrefix: string, changes: KeyChanges
 function noSuchKey(command: Command, idOrPrefix: string): CliError {
   const list = followUp(command).command("keys list");
   // An in-memory database was created empty for this command: there is nothing to list.
-  return new CliError(`No API key matches ${JSON.stringify(idOrPrefix)}${list ? `; see \`${list}\` for ids and prefixes` : " (the database is in memory and empty)"}`);
+  return new CliError(
+    `No API key matches ${JSON.stringify(idOrPrefix)}${list ? `; see \`${list}\` for ids and prefixes` : " (the database is in memory and empty)"}`,
+  );
 }

@@ -8,7 +8,7 @@ const { judge, judgeOk, judgeJson } = useCliHarness();
 
 describe("judge ledger export / usage", () => {
   it("prints an account's ledger as CSV, filtered by kind; a formula in a note is defused", async () => {
-    const account = await judgeJson<AccountJson>("accounts", "create", "--name", "acme, \"the\" company");
+    const account = await judgeJson<AccountJson>("accounts", "create", "--name", 'acme, "the" company');
     await judgeOk("balance", "top-up", "--account", account.id, "--amount", "5", "--note", "invoice 1");
     await judgeOk("balance", "adjust", "--account", account.id, "--amount", "-1.5", "--note", "=1+1, by mistake");
     const all = (await judgeOk("ledger", "export", "--account", account.id)).split("\r\n");

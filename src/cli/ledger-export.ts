@@ -12,7 +12,8 @@ function parseKinds(text: string | undefined): LedgerKind[] | undefined {
   if (text === undefined) return undefined;
   const kinds = text.split(",").map((kind) => kind.trim());
   const unknown = kinds.find((kind) => !(LEDGER_KINDS as readonly string[]).includes(kind));
-  if (unknown !== undefined) throw new CliError(`--kind: unknown kind ${JSON.stringify(unknown)}: use ${LEDGER_KINDS.join(", ")}, or several separated by commas`);
+  if (unknown !== undefined)
+    throw new CliError(`--kind: unknown kind ${JSON.stringify(unknown)}: use ${LEDGER_KINDS.join(", ")}, or several separated by commas`);
   return kinds as LedgerKind[];
 }
 

@@ -34,9 +34,7 @@ export function formatLedgerCheck(check: LedgerCheck): string {
   const show = (unit: string, value: number) => (unit === "micro_eur" ? formatMoney(value) : String(value));
   return [
     `FAILED: ${check.mismatches.length} mismatch(es), ${accountsChecked(check)}:`,
-    ...check.mismatches.map(
-      (m) => `  ${m.accountId} ${m.what}: stored ${show(m.unit, m.column)}, ledger says ${show(m.unit, m.ledgerSum)}`,
-    ),
+    ...check.mismatches.map((m) => `  ${m.accountId} ${m.what}: stored ${show(m.unit, m.column)}, ledger says ${show(m.unit, m.ledgerSum)}`),
   ].join("\n");
 }
 

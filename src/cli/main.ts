@@ -1,13 +1,7 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import {
-  FIXTURE_PRESETS,
-  FIXTURE_WEIGHT_TYPES,
-  writeFixtureModel,
-  type FixturePreset,
-  type FixtureWeightType,
-} from "../gguf/fixture-model.js";
+import { FIXTURE_PRESETS, FIXTURE_WEIGHT_TYPES, writeFixtureModel, type FixturePreset, type FixtureWeightType } from "../gguf/fixture-model.js";
 import { VocabSourceError } from "../gguf/fixture-tokenizer.js";
 import { DatabaseMissingError, isStoreError } from "../services/types.js";
 import { registerAccountsCommands } from "./accounts.js";
@@ -37,7 +31,16 @@ function buildProgram(): Command {
     .option("--create", "create the database if it does not exist (otherwise only `serve` creates one)")
     // Commander's own refusals (an unknown option, a missing argument) as one line like every
     // other error here; subcommands inherit this output.
-    .configureOutput({ outputError: (text, write) => write(`judge: ${text.replace(/^error: /, "").trim().split(/\s*\n\s*/).join(" ")} (run with --help for usage)\n`) });
+    .configureOutput({
+      outputError: (text, write) =>
+        write(
+          `judge: ${text
+            .replace(/^error: /, "")
+            .trim()
+            .split(/\s*\n\s*/)
+            .join(" ")} (run with --help for usage)\n`,
+        ),
+    });
 
   registerPlansCommands(program);
   registerAccountsCommands(program);
@@ -70,11 +73,7 @@ function registerFixtureCommand(program: Command): void {
   program
     .command("fixture")
     .description("Write a random-weight GGUF model for tests: a real model's shapes and tokenizer, knowing nothing")
-    .addOption(
-      new Option("--preset <preset>", "model shape to imitate")
-        .choices(FIXTURE_PRESETS)
-        .makeOptionMandatory(),
-    )
+    .addOption(new Option("--preset <preset>", "model shape to imitate").choices(FIXTURE_PRESETS).makeOptionMandatory())
     .requiredOption("--out <path>", "file to write")
     .option("--seed <n>", "seed for the random weights (non-negative integer)", parseSeed)
     .addOption(new Option("--weights <type>", "type of the weight matrices (default: the preset's)").choices(FIXTURE_WEIGHT_TYPES))
@@ -105,8 +104,7 @@ function registerFixtureCommand(program: Command): void {
         emit(command, {
           json: written,
           text: () =>
-            `Wrote ${options.preset} fixture model to ${written.path} ` +
-            `(${written.bytes} bytes, vocabulary of ${written.vocabSize} from ${written.vocab}).`,
+            `Wrote ${options.preset} fixture model to ${written.path} ` + `(${written.bytes} bytes, vocabulary of ${written.vocabSize} from ${written.vocab}).`,
         });
       },
     );

@@ -64,7 +64,10 @@ export function planChanges(options: PlanOptions): Partial<PlanInput> {
   }
   // A comma-separated list of model ids; "all" lifts the restriction.
   if (options.models !== undefined) {
-    const ids = options.models.split(",").map((id) => id.trim()).filter((id) => id !== "");
+    const ids = options.models
+      .split(",")
+      .map((id) => id.trim())
+      .filter((id) => id !== "");
     if (ids.length === 0) throw new CliError('--models needs model ids separated by commas, or "all"');
     changes.allowedModels = ids.length === 1 && ids[0] === "all" ? null : ids;
   }
@@ -72,9 +75,7 @@ export function planChanges(options: PlanOptions): Partial<PlanInput> {
 }
 
 export function registerPlansCommands(program: Command): void {
-  const plans = program
-    .command("plans")
-    .description("Manage plans: rate limit, monthly question allowance, price beyond it");
+  const plans = program.command("plans").description("Manage plans: rate limit, monthly question allowance, price beyond it");
 
   plans
     .command("list")

@@ -48,7 +48,10 @@ describe("judge on PostgreSQL", () => {
       usage: { used: 0, reserved: 0, allowance: 10000, percent_used: 0 },
     });
     expect(shown.plan, JSON.stringify(shown)).toMatchObject({ id: plan.id, price_per_million_micro: 1_234_567 });
-    expect(shown.ledger.map((entry) => [entry.kind, entry.amount_micro, entry.note]), JSON.stringify(shown)).toEqual([
+    expect(
+      shown.ledger.map((entry) => [entry.kind, entry.amount_micro, entry.note]),
+      JSON.stringify(shown),
+    ).toEqual([
       ["top_up", 200_000, "invoice 7"],
       ["top_up", 100_000, null],
       ["top_up", 1, null],

@@ -50,7 +50,11 @@ describe("judge serve's flags", () => {
     const child = spawn(
       process.execPath,
       ["bin/judge.js", "serve", "--host", "127.0.0.1", "--port", String(port), "--model", model, "--db", db, "--log-level", "warn", "--threads", "1"],
-      { cwd: repoRoot, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", JUDGE_PORT: "1", JUDGE_MODEL: "/nonexistent.gguf" }, stdio: ["ignore", "ignore", "pipe"] },
+      {
+        cwd: repoRoot,
+        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", JUDGE_PORT: "1", JUDGE_MODEL: "/nonexistent.gguf" },
+        stdio: ["ignore", "ignore", "pipe"],
+      },
     );
     let stderr = "";
     child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
@@ -60,7 +64,10 @@ describe("judge serve's flags", () => {
       for (let tries = 0; health.status !== 200; tries++) {
         if (tries > 600) throw new Error(`never healthy: ${JSON.stringify(health)}\n${stderr}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
-        health = await fetch(`http://127.0.0.1:${port}/health`).then(async (r) => ({ status: r.status, body: await r.json() }), () => health);
+        health = await fetch(`http://127.0.0.1:${port}/health`).then(
+          async (r) => ({ status: r.status, body: await r.json() }),
+          () => health,
+        );
       }
       expect(health.body.model, stderr).toBe(basename(model, ".gguf"));
       child.kill("SIGTERM");

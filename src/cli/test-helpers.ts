@@ -13,9 +13,7 @@ import { newTestDatabase, type StoreEngine, type TestDatabase } from "../testing
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 // The CLI reads JUDGE_* variables; the test's own environment must not steer it.
-const cleanEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([name]) => !name.startsWith("JUDGE_")),
-);
+const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("JUDGE_")));
 
 export interface Run {
   status: number | null;

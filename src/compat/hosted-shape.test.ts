@@ -17,9 +17,12 @@ afterAll(async () => {
 });
 
 describe("the score legend", () => {
-  it("echoes every level as sent: null comes back as \"\" (never null), empty stays empty, objects and arrays unchanged", async () => {
+  it('echoes every level as sent: null comes back as "" (never null), empty stays empty, objects and arrays unchanged', async () => {
     const levels = [null, "", { label: "high", weight: 0.75, nested: { deep: [1, null, true] } }, ["all", "of", "it"], "plain"];
-    const response = await postJudgment(server, { state: "The site is down.", questions: { urgency: { type: "score", instructions: "How urgent?", criteria: levels } } });
+    const response = await postJudgment(server, {
+      state: "The site is down.",
+      questions: { urgency: { type: "score", instructions: "How urgent?", criteria: levels } },
+    });
     expect(response.status, show(response)).toBe(200);
     // The raw text, as a suite compares it: no value re-rendered, no key reordered.
     const legend = Object.fromEntries(levels.map((level, i) => [String(i), level ?? ""]));

@@ -44,20 +44,32 @@ async function dropin(step: string, ...args: string[]): Promise<any> {
 }
 
 describe("the Python ecosystem", () => {
-  pythonIt("jevcompat 0.1.1 with its Python SDK drop-in check: every MUST passes; the SHOULDs failed are those docs/interface/conformance.md gives", async () => {
-    const report = join(tmpdir(), `jevcompat-${process.pid}.json`);
-    const ran = await runIn(bin, "jevcompat", ["test", server.url, "--key", server.key, "--json", report]);
-    const results = JSON.parse(readFileSync(report, "utf8")).results as { id: string; level: string; status: string; reason: string }[];
-    // "skip" is a requirement about servers unlike this one (auth.ignored-when-off: a server without keys).
-    const skipped = results.filter((r) => r.status === "skip");
-    expect(skipped.filter((r) => !r.reason.startsWith("not exercised")), show(ran)).toEqual([]);
-    const failed = results.filter((r) => r.status !== "pass" && r.status !== "skip");
-    expect(results.find((r) => r.id === "dropin.sdk-python"), show(ran)).toMatchObject({ level: "MUST", status: "pass" });
-    expect(failed.filter((r) => r.level === "MUST"), show(ran)).toEqual([]);
-    expect(failed.map((r) => r.id).sort(), show(ran)).toEqual([...CONFLICTING_SHOULDS].sort());
-    const page = readFileSync(new URL("../../docs/interface/conformance.md", import.meta.url), "utf8");
-    for (const id of CONFLICTING_SHOULDS) expect(page, `docs/interface/conformance.md gives the reason for ${id}`).toContain(`\`${id}\``);
-  });
+  pythonIt(
+    "jevcompat 0.1.1 with its Python SDK drop-in check: every MUST passes; the SHOULDs failed are those docs/interface/conformance.md gives",
+    async () => {
+      const report = join(tmpdir(), `jevcompat-${process.pid}.json`);
+      const ran = await runIn(bin, "jevcompat", ["test", server.url, "--key", server.key, "--json", report]);
+      const results = JSON.parse(readFileSync(report, "utf8")).results as { id: string; level: string; status: string; reason: string }[];
+      // "skip" is a requirement about servers unlike this one (auth.ignored-when-off: a server without keys).
+      const skipped = results.filter((r) => r.status === "skip");
+      expect(
+        skipped.filter((r) => !r.reason.startsWith("not exercised")),
+        show(ran),
+      ).toEqual([]);
+      const failed = results.filter((r) => r.status !== "pass" && r.status !== "skip");
+      expect(
+        results.find((r) => r.id === "dropin.sdk-python"),
+        show(ran),
+      ).toMatchObject({ level: "MUST", status: "pass" });
+      expect(
+        failed.filter((r) => r.level === "MUST"),
+        show(ran),
+      ).toEqual([]);
+      expect(failed.map((r) => r.id).sort(), show(ran)).toEqual([...CONFLICTING_SHOULDS].sort());
+      const page = readFileSync(new URL("../../docs/interface/conformance.md", import.meta.url), "utf8");
+      for (const id of CONFLICTING_SHOULDS) expect(page, `docs/interface/conformance.md gives the reason for ${id}`).toContain(`\`${id}\``);
+    },
+  );
 
   pythonIt("typesafe-sdk reads choice (255 options), noul and score answers, and the model list", async () => {
     const before = await charges();
@@ -108,7 +120,10 @@ async function flakyFront(target: string) {
       res.end(JSON.stringify({ error: code, code, detail: { error_type: type, message: code } }));
     };
     if (attempt === 1) return error(429, "rate_limited", "rate_limit_error", { "retry-after": "0" });
-    const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !["host", "content-length", "connection"].includes(name))) as Record<string, string>;
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !["host", "content-length", "connection"].includes(name))) as Record<
+      string,
+      string
+    >;
     const upstream = await fetch(target + req.url, { method: req.method, headers, body: req.method === "POST" ? Buffer.concat(chunks) : undefined });
     const text = await upstream.text();
     if (attempt === 2) return error(502, "model_unavailable", "api_error");

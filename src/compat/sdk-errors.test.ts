@@ -21,8 +21,7 @@ function sdkClient(apiKey: string): TypeSafeClient {
 const show = (value: unknown) => JSON.stringify(value, null, 1);
 
 /** Access-log lines of POST /v1/systemone: one per request that reached the server. */
-const systemOneRequests = () =>
-  server.logLines.map((line) => JSON.parse(line)).filter((l) => l.message === "request" && l.path === "/v1/systemone").length;
+const systemOneRequests = () => server.logLines.map((line) => JSON.parse(line)).filter((l) => l.message === "request" && l.path === "/v1/systemone").length;
 
 /**
  * Errors as clients written for the hosted service read them. The SDK takes its message from
@@ -47,7 +46,9 @@ describe("the official SDK reads the hosted service's error shape", () => {
 
   it("401: AuthenticationError with detail.error_type authentication_error, sent once", async () => {
     const before = systemOneRequests();
-    const error = await sdkClient("tjs_not_a_real_key").systemOne({ state: "s", questions: { q: noul("x") } }).catch((e: unknown) => e);
+    const error = await sdkClient("tjs_not_a_real_key")
+      .systemOne({ state: "s", questions: { q: noul("x") } })
+      .catch((e: unknown) => e);
     expect(error, show(error)).toBeInstanceOf(AuthenticationError);
     expectHostedError(error, 401, "authentication_error", "invalid_api_key");
     expect(systemOneRequests() - before, show(server.logLines.slice(-5))).toBe(1);
@@ -56,7 +57,9 @@ describe("the official SDK reads the hosted service's error shape", () => {
   it("402: an APIError with detail.error_type billing_error, saying what was needed, sent once (never retried)", async () => {
     const broke = await addTestAccount(server.services, { plan: { allowanceQuestions: 0, pricePerMillion: 1_000_000 } });
     const before = systemOneRequests();
-    const error = await sdkClient(broke.key).systemOne({ state: "s", questions: { q: noul("x") } }).catch((e: unknown) => e);
+    const error = await sdkClient(broke.key)
+      .systemOne({ state: "s", questions: { q: noul("x") } })
+      .catch((e: unknown) => e);
     const e = expectHostedError(error, 402, "billing_error", "insufficient_funds");
     expect(e.message, show(e.body)).toMatch(/nothing was charged/);
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -32,8 +32,7 @@ const show = (value: unknown) => JSON.stringify(value, null, 1);
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 /** Access-log lines of POST /v1/systemone: one per request that reached the server. */
-const systemOneRequests = () =>
-  server.logLines.map((line) => JSON.parse(line)).filter((l) => l.message === "request" && l.path === "/v1/systemone").length;
+const systemOneRequests = () => server.logLines.map((line) => JSON.parse(line)).filter((l) => l.message === "request" && l.path === "/v1/systemone").length;
 
 function expectChoiceShape(answer: ChoiceResponse, options: string[], context: unknown) {
   const message = show(context);
@@ -102,15 +101,20 @@ describe("the official SDK against this server", () => {
     expect(Object.keys(criteria), show(result)).toContain(picked);
   });
 
-  it("reads a score answer made with the SDK's score() helper: legend echoes the descriptions under \"0\"…\"n-1\"", async () => {
-    const levels: [string, { level: string; hint: string }, string[], string] = ["not urgent", { level: "somewhat", hint: "this week" }, ["urgent", "today"], "critical"];
+  it('reads a score answer made with the SDK\'s score() helper: legend echoes the descriptions under "0"…"n-1"', async () => {
+    const levels: [string, { level: string; hint: string }, string[], string] = [
+      "not urgent",
+      { level: "somewhat", hint: "this week" },
+      ["urgent", "today"],
+      "critical",
+    ];
     const result = await client.systemOne({ state: "The site is down.", questions: { urgency: score("How urgent is it?", levels) } });
     const answer = result.answers.urgency;
     expectScoreShape(answer, 4, result);
     expect(answer.legend, show(result)).toEqual({ "0": levels[0], "1": levels[1], "2": levels[2], "3": levels[3] });
   });
 
-  it("reads a score whose levels are null, empty, an object and an array: the legend gives each back as sent, a null as \"\"", async () => {
+  it('reads a score whose levels are null, empty, an object and an array: the legend gives each back as sent, a null as ""', async () => {
     const levels: [null, string, { label: string; weight: number; tags: (string | null)[] }, string[], null] = [
       null,
       "",
@@ -128,7 +132,10 @@ describe("the official SDK against this server", () => {
 
   it("reads score answers for every scale length from 2 to 10", async () => {
     const questions = Object.fromEntries(
-      Array.from({ length: 9 }, (_, i) => [`s${i + 2}`, score(`Rate it on ${i + 2} levels.`, Array.from({ length: i + 2 }, (_, j) => `level ${j}`) as [string, string])]),
+      Array.from({ length: 9 }, (_, i) => [
+        `s${i + 2}`,
+        score(`Rate it on ${i + 2} levels.`, Array.from({ length: i + 2 }, (_, j) => `level ${j}`) as [string, string]),
+      ]),
     );
     const result = await client.systemOne({ state: "a review", questions });
     for (let n = 2; n <= 10; n++) expectScoreShape(result.answers[`s${n}`] as ScoreResponse, n, result);
@@ -154,7 +161,9 @@ describe("the official SDK against this server", () => {
 
   it("returns question ids in Unicode (Hangul, emoji, spaces, dots, dashes) byte for byte", async () => {
     const ids = ["고객 감정", "🎉 party", "with  two  spaces", "dots.in.the.id", "dash-es--and_more", "mixed 한국어.🎉-x"];
-    const questions = Object.fromEntries(ids.map((id, i) => [id, i % 2 ? noul(`Statement ${i}.`) : choice(`Question ${i}?`, { "옵션 🎉": null, "b.c-d e": "x" })]));
+    const questions = Object.fromEntries(
+      ids.map((id, i) => [id, i % 2 ? noul(`Statement ${i}.`) : choice(`Question ${i}?`, { "옵션 🎉": null, "b.c-d e": "x" })]),
+    );
     const result = await client.systemOne({ state: "state", questions });
     expect(Object.keys(result.answers), show(result)).toEqual(ids);
     for (const [i, id] of ids.entries()) {
@@ -220,9 +229,10 @@ describe("the official SDK against this server", () => {
   it("a bad request raises BadRequestError with our message, and is sent exactly once (never retried)", async () => {
     const before = systemOneRequests();
     // The SDK does not check a choice's option count, so this one-option choice reaches the server.
-    const error = await client
-      .systemOne({ state: "s", questions: { q: choice("Only one?", { only: "the one" }) } })
-      .then((result) => ({ unexpected: result }), (e: unknown) => e);
+    const error = await client.systemOne({ state: "s", questions: { q: choice("Only one?", { only: "the one" }) } }).then(
+      (result) => ({ unexpected: result }),
+      (e: unknown) => e,
+    );
     expect(error, show(error)).toBeInstanceOf(BadRequestError);
     const e = error as BadRequestError;
     expect(e.status, show(e)).toBe(400);
@@ -245,7 +255,9 @@ describe("the official SDK against this server", () => {
 
   it("a wrong key raises AuthenticationError, sent once", async () => {
     const before = systemOneRequests();
-    const error = await sdkClient("tjs_not_a_real_key").systemOne({ state: "s", questions: { q: noul("x") } }).catch((e: unknown) => e);
+    const error = await sdkClient("tjs_not_a_real_key")
+      .systemOne({ state: "s", questions: { q: noul("x") } })
+      .catch((e: unknown) => e);
     expect(error, show(error)).toBeInstanceOf(AuthenticationError);
     expect((error as AuthenticationError).status).toBe(401);
     expect(systemOneRequests() - before, show(server.logLines.slice(-5))).toBe(1);

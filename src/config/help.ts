@@ -58,7 +58,10 @@ export const SETTING_HELP: Record<SettingName, string> = {
 export const flagOf = (name: SettingName) => `--${name.slice("JUDGE_".length).toLowerCase().replace(/_/g, "-")}`;
 
 /** commander's camelCase key of a flag's value: engineUrl for --engine-url. */
-const keyOf = (name: SettingName) => flagOf(name).slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+const keyOf = (name: SettingName) =>
+  flagOf(name)
+    .slice(2)
+    .replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
 export const FLAG_SETTINGS = SETTING_NAMES.filter((name) => !NO_FLAG.includes(name));
 

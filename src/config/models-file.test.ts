@@ -64,8 +64,21 @@ describe("JUDGE_MODELS", () => {
     ["an unknown engine", { models: [{ id: "x", engine: "ollama", url: "http://u" }] }, 'model "x": field "engine"'],
     ["a remote model without url", { models: [{ id: "x", engine: "vllm" }] }, 'model "x": field "url": required for engine vllm'],
     ["llama without model", { models: [{ id: "x", engine: "llama" }] }, 'model "x": field "model"'],
-    ["a key_env that is unset", { models: [{ id: "x", engine: "systemone", url: "http://u", key_env: "NOPE_KEY" }] }, 'model "x": field "key_env": the environment variable NOPE_KEY is not set'],
-    ["a duplicate alias", { models: [{ id: "a", engine: "llama", model: "a", aliases: ["z"] }, { id: "b", engine: "llama", model: "b", aliases: ["z"] }] }, 'model "b": field "aliases": "z" is already'],
+    [
+      "a key_env that is unset",
+      { models: [{ id: "x", engine: "systemone", url: "http://u", key_env: "NOPE_KEY" }] },
+      'model "x": field "key_env": the environment variable NOPE_KEY is not set',
+    ],
+    [
+      "a duplicate alias",
+      {
+        models: [
+          { id: "a", engine: "llama", model: "a", aliases: ["z"] },
+          { id: "b", engine: "llama", model: "b", aliases: ["z"] },
+        ],
+      },
+      'model "b": field "aliases": "z" is already',
+    ],
     ["a default naming no model", { default: "c", models: [{ id: "a", engine: "llama", model: "a" }] }, 'field "default": no model has the id "c"'],
     ["a fallback naming no model", { models: [{ id: "a", engine: "llama", model: "a", fallback: "q" }] }, 'model "a": field "fallback"'],
     ["a multiplier with 4 decimals", { models: [{ id: "a", engine: "llama", model: "a", price_multiplier: 1.0001 }] }, 'model "a": field "price_multiplier"'],

@@ -19,8 +19,14 @@ const ModelEntrySchema = z
     id: name,
     engine: z.enum(ENGINE_KINDS),
     model: z.string().min(1).optional(),
-    url: z.string().regex(/^https?:\/\/[^\s]+$/, "must be an http:// or https:// URL").optional(),
-    key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable's name").optional(),
+    url: z
+      .string()
+      .regex(/^https?:\/\/[^\s]+$/, "must be an http:// or https:// URL")
+      .optional(),
+    key_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable's name")
+      .optional(),
     aliases: z.array(name).max(32).default([]),
     price_multiplier: z
       .number()
@@ -58,12 +64,7 @@ const FileSchema = z
   .strict();
 
 /** The file's text, parsed; every problem is one line naming the model and the field. */
-export function parseModelsFile(
-  source: string,
-  text: string,
-  base: ModelEngineConfig,
-  env: Record<string, string | undefined>,
-): ModelsConfig {
+export function parseModelsFile(source: string, text: string, base: ModelEngineConfig, env: Record<string, string | undefined>): ModelsConfig {
   const fail = (where: string, message?: string): never => {
     throw new Error(`Invalid configuration: JUDGE_MODELS=${source}: ${where}${message === undefined ? "" : `: ${message}`}`);
   };

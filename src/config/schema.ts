@@ -53,16 +53,10 @@ export const ConfigSchema = z.object({
       "the rest takes at most 3 s more, and the process exits 0 (within 9 s by default); the same signal again within 2 s " +
       "is the same stop, a later one exits at once with 1 ([Stopping](shutdown.md))",
   ),
-  JUDGE_HEADERS_TIMEOUT_MS: setting(
-    integer(10_000, 1_000, 600_000),
-    "longest the request line and headers may take to arrive; past it, 408 `request_timeout`",
-  ),
+  JUDGE_HEADERS_TIMEOUT_MS: setting(integer(10_000, 1_000, 600_000), "longest the request line and headers may take to arrive; past it, 408 `request_timeout`"),
   JUDGE_BODY_TIMEOUT_MS: setting(integer(30_000, 1_000, 3_600_000), "longest the whole request (headers and body) may take to arrive; past it, 408"),
 
-  JUDGE_DB: setting(
-    text().default("data/judge.db"),
-    "SQLite file (`:memory:` for a throwaway one), or a `postgres://user:password@host:5432/db` URL",
-  ),
+  JUDGE_DB: setting(text().default("data/judge.db"), "SQLite file (`:memory:` for a throwaway one), or a `postgres://user:password@host:5432/db` URL"),
   JUDGE_DB_SCHEMA: setting(
     z
       .string()
@@ -88,10 +82,7 @@ export const ConfigSchema = z.object({
     z.string().min(1).max(100).default("judge:rl:"),
     "prefix of every Redis key the service writes, so deployments can share a Redis",
   ),
-  JUDGE_RESERVATION_GRACE_MS: setting(
-    integer(60_000, 0, 3_600_000),
-    "a hold lives the request timeout plus this, then any instance's sweeper gives it back",
-  ),
+  JUDGE_RESERVATION_GRACE_MS: setting(integer(60_000, 0, 3_600_000), "a hold lives the request timeout plus this, then any instance's sweeper gives it back"),
   JUDGE_SWEEP_INTERVAL_MS: setting(integer(10_000, 100, 3_600_000), "how often each instance releases expired holds"),
 
   JUDGE_MODEL: setting(text().default(DEFAULT_MODEL), "local GGUF path or `hf:` URI", "Qwen2.5-1.5B-Instruct Q4_K_M"),
@@ -115,8 +106,7 @@ export const ConfigSchema = z.object({
   ),
   JUDGE_DEBIAS: setting(
     z.enum(DEBIAS_MODES).default("none"),
-    "option-order debiasing when a request has no `x_debias`: `none`, `canonical` or `shift` " +
-      "(see [Option-order debiasing](../concepts/debiasing.md))",
+    "option-order debiasing when a request has no `x_debias`: `none`, `canonical` or `shift` " + "(see [Option-order debiasing](../concepts/debiasing.md))",
   ),
   JUDGE_PROMPT_CUES: setting(
     z.enum(["auto", "full", "short", "compact"]).default("auto"),
@@ -136,8 +126,7 @@ export const ConfigSchema = z.object({
 
   JUDGE_ENGINE: setting(
     z.enum(ENGINE_KINDS).default("llama"),
-    "which engine reads the probabilities: `llama` | `llama-server` | `vllm` | `sglang` | `systemone` | `decisions` " +
-      "([Engines](../engines/README.md))",
+    "which engine reads the probabilities: `llama` | `llama-server` | `vllm` | `sglang` | `systemone` | `decisions` " + "([Engines](../engines/README.md))",
   ),
   JUDGE_ENGINE_URL: setting(
     httpUrl()
@@ -147,11 +136,7 @@ export const ConfigSchema = z.object({
       "the root that serves `/v1/decisions` or the SDKs' base URL ending in `/v1`",
     "none (required for every engine but `llama`)",
   ),
-  JUDGE_ENGINE_KEY: setting(
-    text().optional(),
-    "bearer key sent to the server (for `systemone`, `decisions`: the upstream API key); never logged",
-    "none",
-  ),
+  JUDGE_ENGINE_KEY: setting(text().optional(), "bearer key sent to the server (for `systemone`, `decisions`: the upstream API key); never logged", "none"),
   JUDGE_ENGINE_TIMEOUT_MS: setting(integer(10_000, 100, 600_000), "longest one call to the server may take; past it, 502 and nothing charged"),
   JUDGE_ENGINE_MODEL: setting(
     text().optional(),
@@ -165,8 +150,7 @@ export const ConfigSchema = z.object({
   ),
   JUDGE_UPSTREAM_MAX_OPTIONS: setting(
     integer(255, 2, 255),
-    "`systemone`, `decisions`: the upstream's options per choice; a request over it is a 400 `over_upstream_limit` " +
-      "before anything is sent or held",
+    "`systemone`, `decisions`: the upstream's options per choice; a request over it is a 400 `over_upstream_limit` " + "before anything is sent or held",
   ),
   JUDGE_UPSTREAM_MAX_LEVELS: setting(integer(10, 2, 10), "`systemone`, `decisions`: the upstream's levels per score, checked as the options are"),
   JUDGE_UPSTREAM_MAX_QUESTIONS: setting(
@@ -189,8 +173,7 @@ export const ConfigSchema = z.object({
   ),
   JUDGE_GPU: setting(
     z.enum(GPU_CHOICES).default("auto"),
-    "`llama`: `auto` | `cuda` | `vulkan` | `metal` | `off`; node-llama-cpp's prebuilt GPU binaries where the machine has " +
-      "a GPU, CPU otherwise",
+    "`llama`: `auto` | `cuda` | `vulkan` | `metal` | `off`; node-llama-cpp's prebuilt GPU binaries where the machine has " + "a GPU, CPU otherwise",
   ),
   JUDGE_SLOTS: setting(
     integer(4, 1, 64),

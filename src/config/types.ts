@@ -64,10 +64,7 @@ export interface EngineSettings {
 }
 
 /** What the engine factory needs of one model: the same fields as the single-model Config. */
-export type ModelEngineConfig = Pick<
-  Config,
-  "engine" | "gpu" | "slots" | "model" | "modelsDir" | "modelId" | "contextSize" | "maxRequestTokens" | "threads"
->;
+export type ModelEngineConfig = Pick<Config, "engine" | "gpu" | "slots" | "model" | "modelsDir" | "modelId" | "contextSize" | "maxRequestTokens" | "threads">;
 
 export interface ModelConfig {
   id: string;

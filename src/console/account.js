@@ -37,9 +37,7 @@ export async function drawAccount(route) {
 }
 
 function drawStatus(account) {
-  byTestId("account-status").textContent = account.disabled
-    ? `Disabled since ${when(account.disabled_at)}: its keys get 401 account_disabled`
-    : "Active";
+  byTestId("account-status").textContent = account.disabled ? `Disabled since ${when(account.disabled_at)}: its keys get 401 account_disabled` : "Active";
   byId("status-hint").textContent = account.disabled
     ? "Enabling restores its keys (those not revoked)."
     : "Disabling refuses every key of the account at once, on every instance; nothing is deleted.";

@@ -1,5 +1,5 @@
 import { adminApi } from "./api.js";
-import { byId, count, el, fillPlanSelects, money, numberCell, shortDate, usageMeter, usageText } from "./dom.js";
+import { byId, count, el, fillPlanSelects, money, shortDate, usageMeter, usageText } from "./dom.js";
 import { accountLink, accountsLink, currentRoute } from "./route.js";
 
 /** The accounts list (searched and paged by the admin API, one query a page) and the new-account form. */

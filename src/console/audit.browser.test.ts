@@ -111,7 +111,10 @@ describe("accounts and the audit log in a browser", () => {
     await expectText(row("plan.update"), /price per million tokens: €[\d.]+ → €2\.50/);
     const details = await page.locator("#audit-rows td:nth-child(5)").allInnerTexts();
     // No figure of seven digits or more is left raw: µ€ and epoch milliseconds are all of that size here.
-    expect(details.filter((text) => /\d{7,}/.test(text)), details.join("\n")).toEqual([]);
+    expect(
+      details.filter((text) => /\d{7,}/.test(text)),
+      details.join("\n"),
+    ).toEqual([]);
     await expectText(page.locator("#audit-rows tr").first().locator("td").first(), /^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
     expect(watched.problems, watched.problems.join("\n")).toEqual([]);
   });

@@ -19,7 +19,12 @@ export async function drawAudit(route) {
   const scope = byId("audit-scope");
   scope.replaceChildren(
     ...(route.account
-      ? ["Actions concerning account ", el("a", { attrs: { href: accountLink(route.account) } }, route.account), " (its keys and balance included). ", el("a", { attrs: { href: auditLink() } }, "Every account")]
+      ? [
+          "Actions concerning account ",
+          el("a", { attrs: { href: accountLink(route.account) } }, route.account),
+          " (its keys and balance included). ",
+          el("a", { attrs: { href: auditLink() } }, "Every account"),
+        ]
       : ["Every admin change, from the CLI, the admin API and this console, newest first."]),
   );
   byId("audit-newest").disabled = !route.before;
@@ -52,7 +57,13 @@ const LABELS = { price_per_million: "price per million tokens" };
 
 /** "budget_micro" → "budget", "requestsPerMinute" → "requests per minute". */
 const label = (field) =>
-  LABELS[field] ?? field.replace(MICROS, "").replace(EPOCH_MS, "").replace(/([a-z])([A-Z])/g, "$1 $2").replaceAll("_", " ").toLowerCase();
+  LABELS[field] ??
+  field
+    .replace(MICROS, "")
+    .replace(EPOCH_MS, "")
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .replaceAll("_", " ")
+    .toLowerCase();
 
 /** Amounts as money, instants as the console's times, counts with separators; text quoted, as typed. */
 function shown(field, value) {
@@ -65,11 +76,13 @@ function shown(field, value) {
 
 /** `field: from → to` for changes, `field: value` otherwise, as text and (for times) nodes. */
 function describe(details) {
-  return Object.entries(details).flatMap(([field, value], i) => [
-    i ? ", " : null,
-    `${label(field)}: `,
-    value && typeof value === "object" && "from" in value && "to" in value ? [shown(field, value.from), " → ", shown(field, value.to)] : shown(field, value),
-  ]).flat(Infinity);
+  return Object.entries(details)
+    .flatMap(([field, value], i) => [
+      i ? ", " : null,
+      `${label(field)}: `,
+      value && typeof value === "object" && "from" in value && "to" in value ? [shown(field, value.from), " → ", shown(field, value.to)] : shown(field, value),
+    ])
+    .flat(Infinity);
 }
 
 export function wireAudit(run) {

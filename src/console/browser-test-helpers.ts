@@ -75,7 +75,10 @@ export function tablesWiderThanTheirBox(page: Page): Promise<string[]> {
   return page.evaluate(() =>
     [...document.querySelectorAll(".table-scroll")]
       .filter((box) => box.getClientRects().length > 0 && box.scrollWidth > box.clientWidth + 1)
-      .map((box) => `${box.id ? `#${box.id}` : `the table of "${box.querySelector("th")?.textContent?.trim()}…"`} is ${box.scrollWidth}px wide in its ${box.clientWidth}px box`),
+      .map(
+        (box) =>
+          `${box.id ? `#${box.id}` : `the table of "${box.querySelector("th")?.textContent?.trim()}…"`} is ${box.scrollWidth}px wide in its ${box.clientWidth}px box`,
+      ),
   );
 }
 
@@ -127,7 +130,9 @@ export function actionsOutOfView(page: Page): Promise<string[]> {
         if (getComputedStyle(parent).overflowX === "visible") continue;
         const box = parent.getBoundingClientRect();
         if (rect.left < box.left - 0.5 || rect.right > box.right + 0.5) {
-          found.push(`${name} spans ${Math.round(rect.left)}..${Math.round(rect.right)}px, outside its scrolling box ${Math.round(box.left)}..${Math.round(box.right)}px`);
+          found.push(
+            `${name} spans ${Math.round(rect.left)}..${Math.round(rect.right)}px, outside its scrolling box ${Math.round(box.left)}..${Math.round(box.right)}px`,
+          );
           break;
         }
       }

@@ -62,7 +62,10 @@ export function barChart({ title, kind, usage, slots, value, describe, top, test
       svg("title", {}, `${shortDate(day.date)}: ${describe(day)}`),
     );
   });
-  const future = svg("rect", { className: "chart-future", attrs: { x: days.length * SLOT, y: 0, width: Math.max(0, (slots - days.length) * SLOT), height: HEIGHT } });
+  const future = svg("rect", {
+    className: "chart-future",
+    attrs: { x: days.length * SLOT, y: 0, width: Math.max(0, (slots - days.length) * SLOT), height: HEIGHT },
+  });
   const baseline = svg("line", { className: "chart-baseline", attrs: { x1: 0, y1: HEIGHT, x2: slots * SLOT, y2: HEIGHT } });
   const summary = max === 0 ? "none yet" : `at most ${top} a day`;
   const chart = svg(
@@ -111,7 +114,13 @@ function dayTable(days) {
         el(
           "thead",
           {},
-          el("tr", {}, ...["Day", "Requests", "Questions", "Input tokens", "Charged (€)"].map((text, i) => el("th", { attrs: { scope: "col" }, className: i ? "number" : "" }, text))),
+          el(
+            "tr",
+            {},
+            ...["Day", "Requests", "Questions", "Input tokens", "Charged (€)"].map((text, i) =>
+              el("th", { attrs: { scope: "col" }, className: i ? "number" : "" }, text),
+            ),
+          ),
         ),
         el("tbody", {}, ...rows),
       ),

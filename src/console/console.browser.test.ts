@@ -69,7 +69,10 @@ describe("the console in a browser", () => {
 
   it("creates a plan, then edits it; a plan without allowance says so", async () => {
     await navTo("Plans");
-    for (const [name, allowance] of [["Browser plan", "100"], ["Pay as you go", "0"]]) {
+    for (const [name, allowance] of [
+      ["Browser plan", "100"],
+      ["Pay as you go", "0"],
+    ]) {
       await label("Plan name").fill(name);
       await label("Requests per minute").fill("30");
       await label("Questions per period").fill(allowance);

@@ -8,7 +8,16 @@ import { launchChromium } from "../testing/browser.js";
 import { postJudgment, show } from "../testing/http-client.js";
 import { addTestAccount, startTestServer, TEST_ADMIN_TOKEN, type TestServer } from "../testing/server.js";
 import { tamper } from "../store/test-helpers.js";
-import { actionsOutOfView, cutCells, expectText, horizontalOverflow, tablesWiderThanTheirBox, watchedPage, WIDTHS, type WatchedPage } from "./browser-test-helpers.js";
+import {
+  actionsOutOfView,
+  cutCells,
+  expectText,
+  horizontalOverflow,
+  tablesWiderThanTheirBox,
+  watchedPage,
+  WIDTHS,
+  type WatchedPage,
+} from "./browser-test-helpers.js";
 
 /**
  * Every view of the console at desktop and phone width, on a store with enough in it to fill
@@ -138,7 +147,11 @@ describe.each(Object.entries(WIDTHS))("the console at %s width", (width, pixels)
     expect(boxes.length).toBeGreaterThanOrEqual(4);
     for (const box of boxes) expect(box.right, JSON.stringify(boxes)).toBeLessThanOrEqual(pixels);
     // At phone width the tables' rows stack: none is left to scroll sideways.
-    if (pixels === WIDTHS.phone) expect(boxes.some((box) => box.scrolls), JSON.stringify(boxes)).toBe(false);
+    if (pixels === WIDTHS.phone)
+      expect(
+        boxes.some((box) => box.scrolls),
+        JSON.stringify(boxes),
+      ).toBe(false);
   });
 });
 
@@ -167,10 +180,12 @@ describe("what actions add to a page fits too", () => {
       expect(await actionsOutOfView(page)).toEqual([]);
       // The key's Revoke button is in view as it is: no sideways scroll is needed to reach it.
       const revoke = page.getByRole("button", { name: /^Revoke key / }).first();
-      expect(await revoke.evaluate((button) => {
-        const rect = button.getBoundingClientRect();
-        return rect.left >= 0 && rect.right <= window.innerWidth && rect.width > 0;
-      })).toBe(true);
+      expect(
+        await revoke.evaluate((button) => {
+          const rect = button.getBoundingClientRect();
+          return rect.left >= 0 && rect.right <= window.innerWidth && rect.width > 0;
+        }),
+      ).toBe(true);
       await open("overview", "#/overview", "Ready");
       await page.getByRole("button", { name: "Run ledger check", exact: true }).click();
       await expectText(page.getByTestId("ledger-check-status"), /^1 mismatch in 32 accounts, checked /);

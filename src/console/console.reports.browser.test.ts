@@ -56,8 +56,13 @@ afterAll(async () => {
   await server?.close();
 });
 
-const bars = (testId: string) => page.getByTestId(testId).locator("rect.bar").evaluateAll((rects) => rects.map((r) => Number(r.getAttribute("data-value"))));
-const rowsOf = (tbody: string) => page.locator(`#${tbody} tr`).evaluateAll((rows) => rows.map((row) => (row as HTMLElement).innerText.replace(/\s+/g, " ").trim()));
+const bars = (testId: string) =>
+  page
+    .getByTestId(testId)
+    .locator("rect.bar")
+    .evaluateAll((rects) => rects.map((r) => Number(r.getAttribute("data-value"))));
+const rowsOf = (tbody: string) =>
+  page.locator(`#${tbody} tr`).evaluateAll((rows) => rows.map((row) => (row as HTMLElement).innerText.replace(/\s+/g, " ").trim()));
 
 describe("the overview's last 30 days", () => {
   it("draws requests, questions, euros and server errors per day: 30 bars each, today's last", async () => {
@@ -87,7 +92,10 @@ describe("the overview's last 30 days", () => {
   });
 
   it("downloads usage per account and day as CSV", async () => {
-    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download usage per account and day (CSV)" }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Download usage per account and day (CSV)" }).click(),
+    ]);
     expect(download.suggestedFilename()).toMatch(/^usage-all-accounts-\d{4}-\d\d-\d\d-to-\d{4}-\d\d-\d\d\.csv$/);
     const text = readFileSync((await download.path())!, "utf8");
     expect(text.split("\r\n")[0]).toBe("date,account_id,account_name,requests,questions,input_tokens,charged_micro,charged_eur");
@@ -103,7 +111,11 @@ describe("the ledger", () => {
     const requestIds = (await server.services.accounts.entries(busy.accountId, { limit: 10 })).filter((e) => e.kind === "charge").map((e) => e.requestId!);
     const rows = await rowsOf("ledger-rows");
     expect(rows.filter((row) => row.includes(`${keyPrefix}…`))).toHaveLength(3);
-    for (const id of requestIds) expect(rows.some((row) => row.includes(id)), rows.join("\n")).toBe(true);
+    for (const id of requestIds)
+      expect(
+        rows.some((row) => row.includes(id)),
+        rows.join("\n"),
+      ).toBe(true);
     await page.getByLabel("Show", { exact: true }).selectOption({ label: "top-ups" });
     await expectText(page.getByTestId("ledger-range"), "Entries 1–1, newest first");
     expect(await rowsOf("ledger-rows")).toEqual([expect.stringMatching(/top-up 5\.00 0 0 — —/)]);
@@ -116,11 +128,15 @@ describe("the ledger", () => {
     await expectText(page.getByTestId("ledger-range"), "Entries 1–3, newest first");
     const [ledger] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download ledger (CSV)" }).click()]);
     expect(ledger.suggestedFilename()).toMatch(new RegExp(`^ledger-${busy.accountId}-charge-\\d{4}-\\d\\d-\\d\\d\\.csv$`));
-    const lines = readFileSync((await ledger.path())!, "utf8").trimEnd().split("\r\n");
+    const lines = readFileSync((await ledger.path())!, "utf8")
+      .trimEnd()
+      .split("\r\n");
     expect(lines.slice(1).map((line) => line.split(",")[2])).toEqual(["charge", "charge", "charge"]);
     for (const line of lines.slice(1)) expect(line).toContain(`,${keyPrefix},`);
     const [usage] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download usage by day, 30 days (CSV)" }).click()]);
-    const usageLines = readFileSync((await usage.path())!, "utf8").trimEnd().split("\r\n");
+    const usageLines = readFileSync((await usage.path())!, "utf8")
+      .trimEnd()
+      .split("\r\n");
     expect(usageLines.slice(1)).toEqual([expect.stringMatching(new RegExp(`^\\d{4}-\\d\\d-\\d\\d,${busy.accountId},[^,]*,3,3,`))]);
   });
 

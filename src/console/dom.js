@@ -56,7 +56,10 @@ export const plural = (n, noun, ending = "s") => `${count(n)} ${noun}${n === 1 ?
 export function microEuros(micros) {
   const value = BigInt(micros);
   const magnitude = value < 0n ? -value : value;
-  const fraction = (magnitude % 1_000_000n).toString().padStart(6, "0").replace(/0{1,4}$/, "");
+  const fraction = (magnitude % 1_000_000n)
+    .toString()
+    .padStart(6, "0")
+    .replace(/0{1,4}$/, "");
   return money(`${value < 0n ? "-" : ""}${magnitude / 1_000_000n}.${fraction}`);
 }
 
@@ -82,7 +85,16 @@ export function usageText(usage) {
 export function usageMeter(usage) {
   if (usage.allowance === 0) return null;
   const label = `${usage.percent_used}% of the allowance used`;
-  return el("meter", { attrs: { min: 0, max: usage.allowance, value: Math.min(usage.used + usage.reserved, usage.allowance), high: usage.allowance * 0.9, "aria-label": label, title: label } });
+  return el("meter", {
+    attrs: {
+      min: 0,
+      max: usage.allowance,
+      value: Math.min(usage.used + usage.reserved, usage.allowance),
+      high: usage.allowance * 0.9,
+      "aria-label": label,
+      title: label,
+    },
+  });
 }
 
 /**

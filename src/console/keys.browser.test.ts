@@ -84,7 +84,10 @@ describe("keys with limits in the console", () => {
     await expectText(page.locator("#create-key-form").getByRole("status"), `Saved key ${prefix}…`);
     await expectText(page.locator("#key-rows tr").filter({ hasText: "renamed key" }), /of €1\.00\s*expires 2099-12-31 00:00 UTC/);
     const record = (await server.store.keys.list({ accountId: server.accountId })).find((r) => r.prefix === prefix)!;
-    expect([record.name, record.limits], JSON.stringify(record)).toEqual(["renamed key", { requestsPerMinute: null, budgetMicro: 1_000_000, expiresAt: Date.UTC(2099, 11, 31) }]);
+    expect([record.name, record.limits], JSON.stringify(record)).toEqual([
+      "renamed key",
+      { requestsPerMinute: null, budgetMicro: 1_000_000, expiresAt: Date.UTC(2099, 11, 31) },
+    ]);
     const paid = await postJudgment({ url: server.url, key }, TINY_JUDGMENT);
     expect(paid.status, show(paid)).toBe(200);
     expect(await button("Create key").isVisible(), "the form is back to creating").toBe(true);

@@ -37,7 +37,8 @@ let runAction;
 const expired = (key) => key.expires_at !== null && Date.parse(key.expires_at) <= Date.now();
 
 /** Each piece kept whole, the cell's line broken only between pieces. */
-const pieces = (...parts) => parts.flatMap((part, i) => [i ? " " : null, typeof part === "string" ? el("span", { className: "nowrap" }, part) : part]).flat(Infinity);
+const pieces = (...parts) =>
+  parts.flatMap((part, i) => [i ? " " : null, typeof part === "string" ? el("span", { className: "nowrap" }, part) : part]).flat(Infinity);
 
 function status(key) {
   if (key.revoked_at) return pieces("revoked", whenParts(key.revoked_at));

@@ -34,7 +34,8 @@ export function drawLedger(accountId, page) {
   const { befores, kind } = atPage(accountId);
   byId("ledger-kind").value = kind;
   const rows = page.entries.map(ledgerRow);
-  if (rows.length === 0) rows.push(el("tr", {}, el("td", { attrs: { colspan: COLUMNS }, className: "empty" }, kind ? "No ledger entries of this kind." : "No ledger entries yet.")));
+  if (rows.length === 0)
+    rows.push(el("tr", {}, el("td", { attrs: { colspan: COLUMNS }, className: "empty" }, kind ? "No ledger entries of this kind." : "No ledger entries yet.")));
   byId("ledger-rows").replaceChildren(...rows);
   const first = befores.length * LEDGER_PAGE;
   byId("ledger-range").textContent = page.entries.length === 0 ? "" : `Entries ${first + 1}–${first + page.entries.length}, newest first`;

@@ -108,14 +108,14 @@ byId("sign-in-form").addEventListener("submit", (event) => {
   const input = byId("admin-token");
   adminToken.set(input.value.trim());
   input.value = "";
-  enter();
+  void enter(); // it reports its own errors
 });
 byId("sign-out").addEventListener("click", () => {
   clearMessages();
   signOut();
 });
 window.addEventListener("hashchange", () => {
-  if (adminToken.get()) run(async () => "");
+  if (adminToken.get()) void run(async () => "");
 });
 labelTableCells();
 wireOverview(run);
@@ -124,5 +124,5 @@ wireAccount(run);
 wirePlans(run);
 wireAudit(run);
 
-if (adminToken.get()) enter();
+if (adminToken.get()) void enter();
 else showSignedIn(false);

@@ -99,7 +99,9 @@ export function wireOverview(run) {
       } finally {
         button.disabled = false;
       }
-      return lastRun.ok ? `Every balance and usage agrees with the ledger (${plural(lastRun.accounts, "account")}).` : "The ledger check found mismatches: see the table.";
+      return lastRun.ok
+        ? `Every balance and usage agrees with the ledger (${plural(lastRun.accounts, "account")}).`
+        : "The ledger check found mismatches: see the table.";
     }, byId("ledger-check")),
   );
 }

@@ -60,9 +60,7 @@ export function wirePlans(run) {
     event.preventDefault();
     run(async () => {
       const fields = planFields();
-      const plan = editing
-        ? await adminApi("PATCH", path`plans/${editing.id}`, fields)
-        : await adminApi("POST", "plans", fields);
+      const plan = editing ? await adminApi("PATCH", path`plans/${editing.id}`, fields) : await adminApi("POST", "plans", fields);
       const verb = editing ? "Saved" : "Created";
       stopEditing();
       return `${verb} plan ${plan.name}.`;

@@ -8,10 +8,7 @@ import { createDecisionsEngine } from "./decisions/engine.js";
 import type { JudgmentEngine } from "./types.js";
 import { createVllmEngine } from "./hf/vllm/engine.js";
 
-export type EngineConfig = Pick<
-  Config,
-  "engine" | "gpu" | "slots" | "model" | "modelsDir" | "modelId" | "contextSize" | "maxRequestTokens" | "threads"
->;
+export type EngineConfig = Pick<Config, "engine" | "gpu" | "slots" | "model" | "modelsDir" | "modelId" | "contextSize" | "maxRequestTokens" | "threads">;
 
 /** The one place an engine is chosen: JUDGE_ENGINE picks it, and everything above sees a JudgmentEngine. */
 export function createEngine(config: EngineConfig, options: { showDownloadProgress?: boolean } = {}): JudgmentEngine {

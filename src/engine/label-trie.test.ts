@@ -1,12 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  branchTokenCount,
-  buildLabelTrie,
-  readLabelLogProbs,
-  trieDepth,
-  type BranchingSequence,
-  type Token,
-} from "./label-trie.js";
+import { branchTokenCount, buildLabelTrie, readLabelLogProbs, trieDepth, type BranchingSequence, type Token } from "./label-trie.js";
 
 const t = (...ids: number[]) => ids as Token[];
 
@@ -54,9 +47,7 @@ describe("label trie", () => {
     const question = t(0, 3, 3);
     const toy = toySequence();
     const read = await readLabelLogProbs(toy.sequence, buildLabelTrie(labels), question, labels.length);
-    const expected = labels.map((label) =>
-      label.reduce((sum, token, j) => sum + toy.logProb([...question, ...label.slice(0, j)], token), 0),
-    );
+    const expected = labels.map((label) => label.reduce((sum, token, j) => sum + toy.logProb([...question, ...label.slice(0, j)], token), 0));
     read.forEach((value, i) => expect(value, `label ${i}: ${read} vs ${expected}`).toBeCloseTo(expected[i], 12));
     expect(toy.history).toEqual(question);
     expect(toy.calls.length, JSON.stringify(toy.calls)).toBe(1 + 3);

@@ -18,7 +18,10 @@ describe("slot router", () => {
         lease.release();
       }
     }
-    expect(seen.map((slots) => new Set(slots).size), JSON.stringify(seen)).toEqual([1, 1, 1]);
+    expect(
+      seen.map((slots) => new Set(slots).size),
+      JSON.stringify(seen),
+    ).toEqual([1, 1, 1]);
     expect(new Set(seen.map((slots) => slots[0])).size, JSON.stringify(seen)).toBe(3);
   });
 

@@ -6,13 +6,23 @@ const tokens = (n: number, from = 0): Token[] => Array.from({ length: n }, (_, i
 
 describe("strict mode's prefix chunks", () => {
   it("cut the prefix every 256 tokens from position 0, the last chunk shorter", () => {
-    expect(prefixChunks(0, 600)).toEqual([[0, 256], [256, 512], [512, 600]]);
-    expect(prefixChunks(0, 512)).toEqual([[0, 256], [256, 512]]);
+    expect(prefixChunks(0, 600)).toEqual([
+      [0, 256],
+      [256, 512],
+      [512, 600],
+    ]);
+    expect(prefixChunks(0, 512)).toEqual([
+      [0, 256],
+      [256, 512],
+    ]);
     expect(prefixChunks(0, 1)).toEqual([[0, 1]]);
   });
 
   it("start at the first chunk not held, and are none when the whole prefix is held", () => {
-    expect(prefixChunks(256, 600)).toEqual([[256, 512], [512, 600]]);
+    expect(prefixChunks(256, 600)).toEqual([
+      [256, 512],
+      [512, 600],
+    ]);
     expect(prefixChunks(512, 600)).toEqual([[512, 600]]);
     expect(prefixChunks(600, 600)).toEqual([]);
   });

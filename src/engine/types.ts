@@ -66,10 +66,7 @@ export interface ExactnessReport {
   backendMode?: string;
 }
 
-export type EngineStatus =
-  | { state: "loading"; detail: string }
-  | { state: "ready" }
-  | { state: "failed"; detail: string };
+export type EngineStatus = { state: "loading"; detail: string } | { state: "ready" } | { state: "failed"; detail: string };
 
 export interface PreparedJudgment {
   /**

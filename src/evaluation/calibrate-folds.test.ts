@@ -48,7 +48,9 @@ describe("cross-validated calibration (judge calibrate --folds)", () => {
 /** Items whose state names them; the client answers noul with logits ±1, right or wrong as told. */
 function run(rightFor: (n: number) => boolean, folds: number, count = 40) {
   const items = parseDataset(
-    Array.from({ length: count }, (_, n) => JSON.stringify({ id: `i${n}`, state: `${n}`, questions: { q: { type: "noul", instructions: "x" } }, gold: { q: true } })).join("\n"),
+    Array.from({ length: count }, (_, n) =>
+      JSON.stringify({ id: `i${n}`, state: `${n}`, questions: { q: { type: "noul", instructions: "x" } }, gold: { q: true } }),
+    ).join("\n"),
     "d.jsonl",
   );
   const client: JudgmentClient = {

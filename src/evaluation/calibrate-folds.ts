@@ -46,7 +46,12 @@ export function crossValidate(
 
 /** Mean NLL of one type's predictions (NaN when there are none). */
 export function nllOf(predictions: readonly Prediction[], type: "choice" | "noul" | "score"): number {
-  return summariseByType(predictions.filter((p) => p.type === type), [])[type]?.nll ?? NaN;
+  return (
+    summariseByType(
+      predictions.filter((p) => p.type === type),
+      [],
+    )[type]?.nll ?? NaN
+  );
 }
 
 /** Replaces a type's temperatures (buckets included) by T = 1 in every fold's predictions. */

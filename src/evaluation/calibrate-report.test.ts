@@ -14,7 +14,11 @@ import { runCalibration, type CalibrateResult } from "./run-calibrate.js";
 
 const show = (value: unknown) => JSON.stringify(value, null, 1).slice(0, 6000);
 const GROUPS = ["overall", "choice", "noul", "score"] as const;
-const COLUMNS = [["uncalibrated", "uncalibrated"], ["current profile", "current"], ["calibrated", "calibrated"]] as const;
+const COLUMNS = [
+  ["uncalibrated", "uncalibrated"],
+  ["current profile", "current"],
+  ["calibrated", "calibrated"],
+] as const;
 
 /** The varied fake judge, in process (calibrate's client is tested on its own), with logits three times too sharp. */
 const client: JudgmentClient = { judge: async (body) => variedReplyWithLogits(JSON.parse(JSON.stringify(body)), "fake<&>").body as JudgmentReply };
@@ -24,15 +28,23 @@ async function calibrate(current?: Temperatures, items = 40, holdout = 0.3): Pro
   return runCalibration({ items: evilDataset(items), client, concurrency: 4, holdout, seed: 2, minBucketAnswers: 5, currentFor: () => current, progress });
 }
 
-const context = (written: boolean): CalibrateContext => ({ dataset: EVIL_DATASET, url: "http://127.0.0.1:1", profile: { path: "p<&>.json", written }, notes: ["a <note> & more"] });
+const context = (written: boolean): CalibrateContext => ({
+  dataset: EVIL_DATASET,
+  url: "http://127.0.0.1:1",
+  profile: { path: "p<&>.json", written },
+  notes: ["a <note> & more"],
+});
 
 /** Per diagram (one per group): the panels' headings and the answers counted in each panel's bins. */
 function diagrams(html: string) {
   return [...html.matchAll(/<svg [\s\S]*?<\/svg>/g)].map(([svg]) =>
-    svg.split(/<g transform="translate\(\d+ 0\)">/).slice(1).map((panel) => ({
-      heading: /<text[^>]*>([^<]*)<\/text>/.exec(panel)![1],
-      counted: [...panel.matchAll(/<g class="bin">[\s\S]*?>(\d+)<\/text><\/g>/g)].reduce((sum, m) => sum + Number(m[1]), 0),
-    })),
+    svg
+      .split(/<g transform="translate\(\d+ 0\)">/)
+      .slice(1)
+      .map((panel) => ({
+        heading: /<text[^>]*>([^<]*)<\/text>/.exec(panel)![1],
+        counted: [...panel.matchAll(/<g class="bin">[\s\S]*?>(\d+)<\/text><\/g>/g)].reduce((sum, m) => sum + Number(m[1]), 0),
+      })),
   );
 }
 
@@ -57,7 +69,10 @@ describe("calibrate's report.html", () => {
     const table = tableOf(html, "temperatures");
     const buckets = result.fit.buckets.choice ?? [];
     expect(buckets.length, show(result.fit)).toBeGreaterThan(0);
-    expect(table.rows.map((r) => r[0]), show(table)).toEqual(["choice", ...buckets.map((b) => `choice, ${b.min} labels`), "noul", "score"]);
+    expect(
+      table.rows.map((r) => r[0]),
+      show(table),
+    ).toEqual(["choice", ...buckets.map((b) => `choice, ${b.min} labels`), "noul", "score"]);
     for (const type of ["choice", "noul", "score"] as const) {
       const fit = result.fit.types[type]!;
       expect(Number(cell(table, type, "Temperature")), type).toBeCloseTo(result.temperatures[type], 4);
@@ -70,13 +85,21 @@ describe("calibrate's report.html", () => {
 
   it("shows every group before, with the current profile, and after, with the result's figures", () => {
     const table = tableOf(html, "held-out");
-    expect(table.rows.map((r) => `${r[0]} ${r[1]}`), show(table)).toEqual(GROUPS.flatMap((g) => COLUMNS.map(([name]) => `${g} ${name}`)));
+    expect(
+      table.rows.map((r) => `${r[0]} ${r[1]}`),
+      show(table),
+    ).toEqual(GROUPS.flatMap((g) => COLUMNS.map(([name]) => `${g} ${name}`)));
     for (const group of GROUPS) {
       for (const [name, key] of COLUMNS) {
         const m = result.heldOut[key]![group]!;
         const row = (cells: string[]) => cells[0] === group && cells[1] === name;
         expect(cell(table, row, "Answers")).toBe(String(m.answers));
-        for (const [column, metric] of [["ECE", "ece"], ["NLL", "nll"], ["Brier", "brier"], ["Accuracy", "accuracy"]] as const) {
+        for (const [column, metric] of [
+          ["ECE", "ece"],
+          ["NLL", "nll"],
+          ["Brier", "brier"],
+          ["Accuracy", "accuracy"],
+        ] as const) {
           expect(Number(cell(table, row, column)), `${group} ${name} ${column}`).toBeCloseTo(m[metric], 4);
         }
       }
@@ -90,7 +113,10 @@ describe("calibrate's report.html", () => {
     expect(result.heldOut.uncalibrated.overall!.answers).toBe(result.split.heldOutAnswers);
     drawn.forEach((panels, i) => {
       const group = GROUPS[i];
-      expect(panels.map((p) => p.heading), show(panels)).toEqual(
+      expect(
+        panels.map((p) => p.heading),
+        show(panels),
+      ).toEqual(
         COLUMNS.map(([name, key]) => `${name} · ECE ${result.heldOut[key]![group]!.ece.toFixed(4)} · ${result.heldOut.uncalibrated[group]!.answers} answers`),
       );
       for (const p of panels) expect(p.counted, `${group}: ${show(panels)}`).toBe(result.heldOut.uncalibrated[group]!.answers);

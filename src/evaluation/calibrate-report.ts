@@ -61,7 +61,9 @@ Each T minimises the NLL on the fitting answers; a label-count bucket with enoug
     `<h2>Before and after, on ${split.inSample ? "the fitting answers" : "the held-out answers"}</h2>`,
     heldOutTable(result),
     `<h2>Reliability before and after</h2>`,
-    `<p>Per question type, the same answers ${columns(result.heldOut).map(([name]) => name).join(", ")}: each bar is the share of a
+    `<p>Per question type, the same answers ${columns(result.heldOut)
+      .map(([name]) => name)
+      .join(", ")}: each bar is the share of a
 confidence bin's answers that were right, the black mark their mean confidence, the red band the gap, the dashed diagonal
 perfect calibration, and the strip underneath the answers per bin. Calibration moves answers between bins; the marks
 should come to sit on the diagonal.</p>`,
@@ -80,7 +82,12 @@ function temperaturesTable(result: CalibrateResult): string {
       ...buckets.map((b) => [`${type}, ${bucketKey(b)} labels`, n4(b.temperature), ...fitCells(b)]),
     ];
   });
-  return table("temperatures", "Temperatures written to the profile, and the fit on the fitting answers", ["Fitted for", "Temperature", "Answers", "NLL at T = 1", "NLL at T", "Note"], rows);
+  return table(
+    "temperatures",
+    "Temperatures written to the profile, and the fit on the fitting answers",
+    ["Fitted for", "Temperature", "Answers", "NLL at T = 1", "NLL at T", "Note"],
+    rows,
+  );
 }
 
 function heldOutTable(result: CalibrateResult): string {
@@ -92,7 +99,12 @@ function heldOutTable(result: CalibrateResult): string {
     }),
   );
   // A temperature never changes which label is on top: accuracy is the same in every row of a type.
-  return table("held-out", "Calibration error and likelihood before and after (lower is better; accuracy cannot change)", ["Type", "Temperatures", "Answers", "ECE", "NLL", "Brier", "Accuracy"], rows);
+  return table(
+    "held-out",
+    "Calibration error and likelihood before and after (lower is better; accuracy cannot change)",
+    ["Type", "Temperatures", "Answers", "ECE", "NLL", "Brier", "Accuracy"],
+    rows,
+  );
 }
 
 function diagrams(result: CalibrateResult): string[] {

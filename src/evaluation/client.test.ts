@@ -65,7 +65,10 @@ describe("judgment client", () => {
   });
 
   it("fails at once on a 400, with the server's message and code", async () => {
-    const { client, server } = await scripted(() => ({ status: 400, body: { error: "questions.q.criteria: choice needs between 2 and 255 options", code: "invalid_request" } }));
+    const { client, server } = await scripted(() => ({
+      status: 400,
+      body: { error: "questions.q.criteria: choice needs between 2 and 255 options", code: "invalid_request" },
+    }));
     const error = (await client.judge(request).catch((e: unknown) => e)) as JudgmentRequestError;
     expect(error.message).toMatch(/answered 400 invalid_request: questions\.q\.criteria: choice needs/);
     expect(error.status).toBe(400);

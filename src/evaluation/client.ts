@@ -97,9 +97,7 @@ function endpointOf(url: string): string {
   }
 }
 
-type Outcome =
-  | { ok: true; reply: JudgmentReply }
-  | { ok: false; retry: boolean; retryAfterMs?: number; error: JudgmentRequestError };
+type Outcome = { ok: true; reply: JudgmentReply } | { ok: false; retry: boolean; retryAfterMs?: number; error: JudgmentRequestError };
 
 async function attemptOnce(endpoint: string, options: ClientOptions, body: unknown): Promise<Outcome> {
   let response: Response;

@@ -21,15 +21,35 @@ describe("confusion tables", () => {
       { type: "noul", question: "n", labels: ["true", "false"], probabilities: [0.9, 0.1], gold: [0, 1] },
     ]);
     expect(tables, show(tables)).toEqual([
-      { labels: abc, questions: ["q1", "q2"], answers: 3, counts: [[1, 1, 0], [0, 0, 1], [0, 0, 0]] },
-      { labels: ["yes", "no"], questions: ["q3"], answers: 1, counts: [[0, 0], [0, 1]] },
+      {
+        labels: abc,
+        questions: ["q1", "q2"],
+        answers: 3,
+        counts: [
+          [1, 1, 0],
+          [0, 0, 1],
+          [0, 0, 0],
+        ],
+      },
+      {
+        labels: ["yes", "no"],
+        questions: ["q3"],
+        answers: 1,
+        counts: [
+          [0, 0],
+          [0, 1],
+        ],
+      },
     ]);
     expect(omitted).toEqual({ tables: 0, answers: 0 });
   });
 
   it("counts a soft gold label as its most likely label, as accuracy does", () => {
     const { tables } = confusionTables([answer("q", ["x", "y"], [0.3, 0.7], "y"), answer("q", ["x", "y"], [0.5, 0.5], "y")]);
-    expect(tables[0].counts, show(tables)).toEqual([[0, 1], [0, 1]]);
+    expect(tables[0].counts, show(tables)).toEqual([
+      [0, 1],
+      [0, 1],
+    ]);
   });
 
   it("leaves out option sets too large to read as a grid, and those beyond the first tables, saying how many answers", () => {

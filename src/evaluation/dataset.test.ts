@@ -49,7 +49,10 @@ describe("parseDataset", () => {
     expect(gold.angry[1]).toBeCloseTo(0.3, 14);
     expect(gold.urgency).toEqual([0.2, 0.8, 0]);
     expect(gold.u2).toEqual([0, 1, 0]);
-    expect(item.labelled.every((q) => q.soft), show(item.labelled)).toBe(true);
+    expect(
+      item.labelled.every((q) => q.soft),
+      show(item.labelled),
+    ).toBe(true);
   });
 
   it("skips blank lines, names items without id by their line, and keeps a __proto__ option", () => {

@@ -49,10 +49,7 @@ export class DatasetError extends Error {
 }
 
 /** The request an item stands for, optionally with other questions (a variant of the item's). */
-export function requestOf(
-  item: DatasetItem,
-  questions: Record<string, unknown> = item.questions,
-): { state?: unknown; questions: Record<string, unknown> } {
+export function requestOf(item: DatasetItem, questions: Record<string, unknown> = item.questions): { state?: unknown; questions: Record<string, unknown> } {
   return item.state === undefined ? { questions } : { state: item.state, questions };
 }
 
@@ -163,13 +160,12 @@ function parseGold(type: QuestionType, labels: string[], gold: unknown, at: stri
     case "score":
       if (typeof gold === "number" && Number.isInteger(gold) && gold >= 0 && gold < labels.length) return oneHot(gold);
       if (Array.isArray(gold)) {
-        if (gold.length !== labels.length) throw new LineError(`${at}: ${plural(gold.length, "probability", "probabilities")} for ${plural(labels.length, "level")}`);
+        if (gold.length !== labels.length)
+          throw new LineError(`${at}: ${plural(gold.length, "probability", "probabilities")} for ${plural(labels.length, "level")}`);
         return { gold: distribution(labels, Object.fromEntries(gold.map((p, i) => [String(i), p])), at), soft: true };
       }
       if (isObject(gold)) return { gold: distribution(labels, gold, at), soft: true };
-      throw new LineError(
-        `${at}: a score gold answer is a level index from 0 to ${labels.length - 1}, or a distribution over the levels`,
-      );
+      throw new LineError(`${at}: a score gold answer is a level index from 0 to ${labels.length - 1}, or a distribution over the levels`);
   }
 }
 

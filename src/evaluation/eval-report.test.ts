@@ -5,7 +5,18 @@ import { evalReportHtml } from "./eval-report.js";
 import { startFakeJudgeServer, type FakeJudgeServer } from "../testing/fake-judge-server.js";
 import { CELL_COLOURS } from "./html.js";
 import { goldIndex, predictedIndex } from "./metrics.js";
-import { cell, EVIL_DATASET, foreignMarkup, EVIL_OPTION, EVIL_QUESTION, evilDataset, tableOf, tablesOf, unescapeHtml, variedReply } from "./report-test-helpers.js";
+import {
+  cell,
+  EVIL_DATASET,
+  foreignMarkup,
+  EVIL_OPTION,
+  EVIL_QUESTION,
+  evilDataset,
+  tableOf,
+  tablesOf,
+  unescapeHtml,
+  variedReply,
+} from "./report-test-helpers.js";
 import type { QualityFigures } from "./quality.js";
 import { formatEvalText } from "./report.js";
 import { runEvaluation, type EvalChecks, type EvalResult } from "./run-eval.js";
@@ -58,7 +69,13 @@ describe("report.html", () => {
       const m = result.metrics[group]!;
       const at = (column: string) => cell(table, group, column);
       expect(at("Answers")).toBe(String(m.answers));
-      for (const [column, value] of [["Accuracy", m.accuracy], ["Brier", m.brier], ["NLL", m.nll], ["ECE", m.ece]] as const) expectFigure(at(column), value, `${group} ${column}`);
+      for (const [column, value] of [
+        ["Accuracy", m.accuracy],
+        ["Brier", m.brier],
+        ["NLL", m.nll],
+        ["ECE", m.ece],
+      ] as const)
+        expectFigure(at(column), value, `${group} ${column}`);
       expectFigure(at("Coverage err≤50%"), m.coverage[1].coverage, group);
       if (group === "score") expectFigure(at("Level MAE"), m.meanLevelError!, group);
       else expect(at("Level MAE")).toBe("-");
@@ -73,18 +90,31 @@ describe("report.html", () => {
     expect(result.quality.folds, "the dataset has enough items for the default folds").toBe(5);
     expect(table.rows.map((r) => `${r[0]} / ${r[1]}`)).toEqual(GROUPS.flatMap((g) => [`${g} / judge`, `${g} / ${scaled}`]));
     const figures = (q: QualityFigures) => [q.accuracy, q.macroF1, q.ece, q.brier, q.nll];
-    const terminal = formatEvalText(result, { dataset: EVIL_DATASET, url: server.url }, []).split("\n").map((line) => line.trim().split(/\s{2,}/));
+    const terminal = formatEvalText(result, { dataset: EVIL_DATASET, url: server.url }, [])
+      .split("\n")
+      .map((line) => line.trim().split(/\s{2,}/));
     for (const group of GROUPS) {
       const { model, prior, kFold } = result.quality.byType[group]!;
-      for (const [name, judged] of [["judge", model], [scaled, kFold]] as const) {
+      for (const [name, judged] of [
+        ["judge", model],
+        [scaled, kFold],
+      ] as const) {
         const row = table.rows.find((r) => r[0] === group && r[1] === name)!;
         figures(judged).forEach((value, i) => expectFigure(row[2 + 2 * i], value, `${group} ${name} ${table.headers[2 + 2 * i]}`));
         figures(prior).forEach((value, i) => expectFigure(row[3 + 2 * i], value, `${group} ${name}: the prior's ${table.headers[2 + 2 * i]}`));
       }
       // The terminal prints the same figures: the judge's row, then the prior's and the scaled judge's under it.
       const at = terminal.findIndex((cells) => cells[0] === group && cells[1] === "judge");
-      const html = (name: string, odd: number) => table.rows.find((r) => r[0] === group && r[1] === name)!.slice(2).filter((_, i) => i % 2 === odd);
-      expect(terminal.slice(at, at + 3), group).toEqual([[group, "judge", ...html("judge", 0)], ["prior", ...html("judge", 1)], [scaled, ...html(scaled, 0)]]);
+      const html = (name: string, odd: number) =>
+        table.rows
+          .find((r) => r[0] === group && r[1] === name)!
+          .slice(2)
+          .filter((_, i) => i % 2 === odd);
+      expect(terminal.slice(at, at + 3), group).toEqual([
+        [group, "judge", ...html("judge", 0)],
+        ["prior", ...html("judge", 1)],
+        [scaled, ...html(scaled, 0)],
+      ]);
     }
   });
 
@@ -108,9 +138,10 @@ describe("report.html", () => {
       ["question ids", result.robustness.questionIds!],
       ["alone vs batch", result.robustness.interference!],
     ] as const;
-    expect(table.rows.map((r) => `${r[0]} / ${r[1]}`), show(table)).toEqual(
-      expected.flatMap(([name, byType]) => GROUPS.filter((g) => byType[g]).map((g) => `${name} / ${g}`)),
-    );
+    expect(
+      table.rows.map((r) => `${r[0]} / ${r[1]}`),
+      show(table),
+    ).toEqual(expected.flatMap(([name, byType]) => GROUPS.filter((g) => byType[g]).map((g) => `${name} / ${g}`)));
     for (const [name, byType] of expected) {
       for (const group of GROUPS.filter((g) => byType[g])) {
         const s = byType[group]!;
@@ -126,10 +157,10 @@ describe("report.html", () => {
 
   it("has a confusion table per option set whose counts, recounted from the predictions, sum to the choice answers", () => {
     const confusion = [...tablesOf(html)].filter(([id]) => id.startsWith("confusion-")).map(([, t]) => t);
-    expect(confusion.map((t) => t.caption), show(confusion)).toEqual([
-      expect.stringMatching(new RegExp(`^Questions ${EVIL_QUESTION}, topic: 48 answers`)),
-      expect.stringMatching(/^Question yesno: 24 answers/),
-    ]);
+    expect(
+      confusion.map((t) => t.caption),
+      show(confusion),
+    ).toEqual([expect.stringMatching(new RegExp(`^Questions ${EVIL_QUESTION}, topic: 48 answers`)), expect.stringMatching(/^Question yesno: 24 answers/)]);
     const recount = new Map<string, number>();
     const choice = result.records.filter((r) => r.type === "choice");
     for (const r of choice) {
@@ -142,7 +173,9 @@ describe("report.html", () => {
       const labels = t.headers.slice(1, -1);
       expect(new Set(labels), show(t)).toEqual(new Set(choice.find((r) => r.labels.length === labels.length)!.labels));
       for (const row of t.rows.slice(0, -1)) {
-        labels.forEach((predicted, j) => expect(row[j + 1], `${row[0]} → ${predicted}: ${show(t)}`).toBe(String(recount.get(`${labels.length}|${row[0]}|${predicted}`) ?? 0)));
+        labels.forEach((predicted, j) =>
+          expect(row[j + 1], `${row[0]} → ${predicted}: ${show(t)}`).toBe(String(recount.get(`${labels.length}|${row[0]}|${predicted}`) ?? 0)),
+        );
         if (labels.includes(row[0])) right += Number(row[1 + labels.indexOf(row[0])]);
       }
       const totals = t.rows.at(-1)!;
@@ -161,7 +194,11 @@ describe("report.html", () => {
     for (const colour of used) expect(legend.get(colour), `${colour} in ${show([...legend])}`).toBe(CELL_COLOURS[colour as keyof typeof CELL_COLOURS].label);
     const style = /<style>([\s\S]*?)<\/style>/.exec(html)![1];
     const backgrounds = [...style.matchAll(/([^{}\s]+)\{[^}]*background:/g)].map((m) => m[1]);
-    expect(backgrounds.sort(), "only legend colours paint a background").toEqual(Object.keys(CELL_COLOURS).map((c) => `.${c}`).sort());
+    expect(backgrounds.sort(), "only legend colours paint a background").toEqual(
+      Object.keys(CELL_COLOURS)
+        .map((c) => `.${c}`)
+        .sort(),
+    );
   });
 
   it("has a reliability diagram per group, each with its bins as a table holding the metrics' bins", () => {
@@ -170,7 +207,10 @@ describe("report.html", () => {
       const m = result.metrics[group]!;
       const table = tableOf(html, `bins-${group}`);
       const bins = m.bins.filter((b) => b.count > 0);
-      expect(table.rows.map((r) => Number(r[1])), show(table)).toEqual(bins.map((b) => b.count));
+      expect(
+        table.rows.map((r) => Number(r[1])),
+        show(table),
+      ).toEqual(bins.map((b) => b.count));
       expect(table.rows.reduce((sum, r) => sum + Number(r[1]), 0)).toBe(m.answers);
       table.rows.forEach((row, i) => {
         expectFigure(row[2], bins[i].meanConfidence!, `${group} ${row[0]}`);

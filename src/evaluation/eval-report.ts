@@ -2,7 +2,20 @@ import type { Confusion, ConfusionTable } from "./confusion.js";
 import { esc, figure, legend, page, table, type Cell } from "./html.js";
 import type { MetricSummary } from "./metrics.js";
 import { diagramSize, reliabilitySvg } from "./reliability.js";
-import { GROUPS, kFoldName, metricsRows, n4, pct, plural, QUALITY_HEADERS, qualityFigures, ROBUSTNESS_HEADERS, robustnessChecks, sensitivityCells, type EvalContext } from "./report.js";
+import {
+  GROUPS,
+  kFoldName,
+  metricsRows,
+  n4,
+  pct,
+  plural,
+  QUALITY_HEADERS,
+  qualityFigures,
+  ROBUSTNESS_HEADERS,
+  robustnessChecks,
+  sensitivityCells,
+  type EvalContext,
+} from "./report.js";
 import type { EvalResult } from "./run-eval.js";
 
 /**
@@ -59,7 +72,12 @@ answers one can automate, most confident first, while their error rate stays wit
 the error of the expected level. Lower is better for all but accuracy and coverage.</p>`,
     coverage.length === 0
       ? ""
-      : table("coverage", "Where to draw the line: automate answers whose confidence is at least the threshold", ["Type", "Allowed error rate", "Coverage", "Answers automated", "Threshold", "Error rate among them"], coverage),
+      : table(
+          "coverage",
+          "Where to draw the line: automate answers whose confidence is at least the threshold",
+          ["Type", "Allowed error rate", "Coverage", "Answers automated", "Threshold", "Error rate among them"],
+          coverage,
+        ),
   ].join("\n");
 }
 
@@ -95,7 +113,12 @@ function robustnessSection(result: EvalResult): string {
   const rows = checks.flatMap(([name, byType]) => GROUPS.filter((g) => byType[g]).map((g) => [name, g, ...sensitivityCells(byType[g])]));
   const [check, ...rest] = ROBUSTNESS_HEADERS;
   return [
-    table("robustness", "The same questions asked another way: how often the most likely label changed, and by how much the probabilities moved", [check, "Type", ...rest], rows),
+    table(
+      "robustness",
+      "The same questions asked another way: how often the most likely label changed, and by how much the probabilities moved",
+      [check, "Type", ...rest],
+      rows,
+    ),
     `<p>A sound judge changes nothing: every figure would be 0. Options are matched by key, so a reordered question is compared label by label.</p>`,
   ].join("\n");
 }
@@ -103,9 +126,10 @@ function robustnessSection(result: EvalResult): string {
 function confusionSection(confusion: Confusion): string {
   if (confusion.tables.length === 0 && confusion.omitted.tables === 0) return `<p>The dataset has no choice questions.</p>`;
   const tables = confusion.tables.map((t, i) => confusionTable(t, `confusion-${i + 1}`));
-  const omitted = confusion.omitted.tables === 0
-    ? ""
-    : `<p class="note">${plural(confusion.omitted.tables, "more option set")} (${plural(confusion.omitted.answers, "answer")}) ${confusion.omitted.tables === 1 ? "is" : "are"} not shown: too many options for a table, or beyond the first tables; predictions.jsonl has every answer.</p>`;
+  const omitted =
+    confusion.omitted.tables === 0
+      ? ""
+      : `<p class="note">${plural(confusion.omitted.tables, "more option set")} (${plural(confusion.omitted.answers, "answer")}) ${confusion.omitted.tables === 1 ? "is" : "are"} not shown: too many options for a table, or beyond the first tables; predictions.jsonl has every answer.</p>`;
   return [
     `<p>Rows: the gold label (its most likely label when soft); columns: the label answered. One table per set of options.</p>`,
     legend(["right", "wrong"]),

@@ -29,7 +29,9 @@ th,td{border:1px solid #ccc;padding:.2em .6em;white-space:nowrap}
 th{text-align:left}
 thead th{vertical-align:bottom;white-space:normal}
 .num{text-align:right;font-variant-numeric:tabular-nums}
-${Object.entries(CELL_COLOURS).map(([name, c]) => `.${name}{background:${c.background}}`).join("\n")}
+${Object.entries(CELL_COLOURS)
+  .map(([name, c]) => `.${name}{background:${c.background}}`)
+  .join("\n")}
 .legend{margin:.2em 0 1em}
 .legend span.key{margin-right:1.5em;white-space:nowrap}
 .swatch{display:inline-block;width:1em;height:1em;vertical-align:-.15em;margin-right:.35em;border:1px solid #999}

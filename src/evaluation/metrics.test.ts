@@ -93,7 +93,10 @@ describe("expected calibration error", () => {
   it("uses 15 equal-width bins; empty bins have no means and contribute nothing; 1.0 falls in the last bin", () => {
     const bins = reliabilityBins(records);
     expect(bins).toHaveLength(15);
-    expect(bins.map((b) => b.count), show(bins)).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 1]);
+    expect(
+      bins.map((b) => b.count),
+      show(bins),
+    ).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 1]);
     expect(bins[0], show(bins[0])).toEqual({ lower: 0, upper: 1 / 15, count: 0, meanConfidence: null, meanCorrectness: null });
     expect(bins[13].meanConfidence).toBeCloseTo(0.9, 14);
     expect(bins[13].meanCorrectness).toBe(0.5);
@@ -124,7 +127,10 @@ describe("coverage at an error rate", () => {
 
   it("takes the longest most-confident prefix whose error rate stays within the budget", () => {
     const table = [0, 0.2, 0.25, 0.5].map((x) => coverageAtErrorRate(records, x));
-    expect(table.map((c) => [c.coverage, c.threshold]), show(table)).toEqual([
+    expect(
+      table.map((c) => [c.coverage, c.threshold]),
+      show(table),
+    ).toEqual([
       [0.4, 0.9],
       [0.4, 0.9],
       [0.8, 0.7],
@@ -157,11 +163,7 @@ describe("summaries", () => {
   });
 
   it("summarises overall and per type present, with the level error only for score", () => {
-    const records: Prediction[] = [
-      choice([0.7, 0.2, 0.1], hard(3, 0)),
-      noul(0.8, false),
-      { type: "score", probabilities: [0.2, 0.3, 0.5], gold: hard(3, 2) },
-    ];
+    const records: Prediction[] = [choice([0.7, 0.2, 0.1], hard(3, 0)), noul(0.8, false), { type: "score", probabilities: [0.2, 0.3, 0.5], gold: hard(3, 2) }];
     const summary = summariseByType(records, [0.1]);
     expect(Object.keys(summary), show(summary)).toEqual(["overall", "choice", "noul", "score"]);
     expect(summary.overall!.answers).toBe(3);

@@ -20,12 +20,20 @@ describe("mergeProfile", () => {
       choice: 1.5,
       noul: 1,
       score: 1,
-      buckets: { choice: [{ min: 2, max: 2, temperature: 2.5 }, { min: 5, max: 6, temperature: 0.75 }] },
+      buckets: {
+        choice: [
+          { min: 2, max: 2, temperature: 2.5 },
+          { min: 5, max: 6, temperature: 0.75 },
+        ],
+      },
     });
     expect(merged.version).toBe(2);
     expect(merged.models.new, show(merged)).toEqual({ choice: 1.5, noul: 1, score: 1, buckets: { choice: { "2": 2.5, "5-6": 0.75 } } });
     expect(Object.keys(merged.models)).toEqual(["keep", "target", "new"]);
-    expect(temperaturesFor(merged, "new").buckets?.choice).toEqual([{ min: 2, max: 2, temperature: 2.5 }, { min: 5, max: 6, temperature: 0.75 }]);
+    expect(temperaturesFor(merged, "new").buckets?.choice).toEqual([
+      { min: 2, max: 2, temperature: 2.5 },
+      { min: 5, max: 6, temperature: 0.75 },
+    ]);
   });
 
   it("keeps version 2 for a file that already was, and starts a new file when there is none", () => {

@@ -2,13 +2,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { TemperatureBucket, Temperatures } from "../judgment/answers.js";
-import {
-  bucketKey,
-  parseCalibrationFile,
-  temperaturesFor,
-  type CalibrationFile,
-  type ModelCalibration,
-} from "../judgment/calibration.js";
+import { bucketKey, parseCalibrationFile, temperaturesFor, type CalibrationFile, type ModelCalibration } from "../judgment/calibration.js";
 
 /**
  * Reading and updating the calibration profile the server loads (JUDGE_CALIBRATION). Calibrate

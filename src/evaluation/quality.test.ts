@@ -59,9 +59,24 @@ describe("k-fold temperature scaling", () => {
 describe("AUROC", () => {
   it("is 1 for a perfect separation, 0.5 for none, and counts ties half", async () => {
     const { auroc } = await import("./quality.js");
-    expect(auroc([{ score: 1, positive: false }, { score: 2, positive: true }])).toBe(1);
-    expect(auroc([{ score: 2, positive: false }, { score: 1, positive: true }])).toBe(0);
-    expect(auroc([{ score: 1, positive: false }, { score: 1, positive: true }])).toBe(0.5);
+    expect(
+      auroc([
+        { score: 1, positive: false },
+        { score: 2, positive: true },
+      ]),
+    ).toBe(1);
+    expect(
+      auroc([
+        { score: 2, positive: false },
+        { score: 1, positive: true },
+      ]),
+    ).toBe(0);
+    expect(
+      auroc([
+        { score: 1, positive: false },
+        { score: 1, positive: true },
+      ]),
+    ).toBe(0.5);
     // positives 3, 5; negatives 1, 4: pairs won 3>1, 5>1, 5>4 → 3 of 4.
     expect(auroc([1, 3, 4, 5].map((score) => ({ score, positive: score === 3 || score === 5 })))).toBe(0.75);
     expect(auroc([{ score: 1, positive: true }])).toBeNaN();

@@ -204,7 +204,7 @@ export function auroc(cases: readonly { score: number; positive: boolean }[]): n
     let j = i;
     while (j < sorted.length && sorted[j].score === sorted[i].score) j++;
     const midRank = (i + 1 + j) / 2; // ranks i+1 … j share their mean
-    for (let k = i; k < j; k++) if (sorted[k].positive) (positives++, (rankSum += midRank));
+    for (let k = i; k < j; k++) if (sorted[k].positive) positives++, (rankSum += midRank);
     i = j;
   }
   const negatives = sorted.length - positives;

@@ -48,7 +48,11 @@ describe("reliability diagram", () => {
   it("labels both axes and ticks them from 0 to 1", () => {
     const axes = group(svg, "axes");
     const texts = [...axes.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]);
-    for (const tick of ["0", "0.2", "0.4", "0.6", "0.8", "1"]) expect(texts.filter((t) => t === tick), texts.join("|")).toHaveLength(2);
+    for (const tick of ["0", "0.2", "0.4", "0.6", "0.8", "1"])
+      expect(
+        texts.filter((t) => t === tick),
+        texts.join("|"),
+      ).toHaveLength(2);
     expect(texts).toContain("confidence (top probability), 15 bins");
     expect(texts).toContain("share right (bars), confidence (marks)");
     expect(texts).toContain("answers");
@@ -67,13 +71,22 @@ describe("reliability diagram", () => {
     const outside = svg.replace(/<g class="(legend|axes)">[\s\S]*?<\/g>/g, "").replace(/<rect class="background"[^>]*>/, "");
     const used = new Set(paints(outside));
     expect(used.size, svg).toBeGreaterThanOrEqual(Object.keys(SERIES).length);
-    expect([...used].filter((p) => !legend.includes(p)), `legend: ${legend.join(", ")}`).toEqual([]);
+    expect(
+      [...used].filter((p) => !legend.includes(p)),
+      `legend: ${legend.join(", ")}`,
+    ).toEqual([]);
     const legendTexts = [...group(svg, "legend").matchAll(/<text[^>]*>([^<]+)<\/text>/g)].map((m) => m[1]);
     expect(legendTexts).toEqual(Object.values(SERIES).map((s) => escapeXml(s.label)));
     const ink = [...group(svg, "axes").matchAll(/(?:fill|stroke)="(#[0-9a-f]{6})"/g)].map((m) => m[1]);
-    expect(ink.filter((c) => !isGrey(c)), "the axes use greys only, so no data colour hides there").toEqual([]);
+    expect(
+      ink.filter((c) => !isGrey(c)),
+      "the axes use greys only, so no data colour hides there",
+    ).toEqual([]);
     const textColours = [...svg.matchAll(/<text[^>]*fill="([^"]*)"/g)].map((m) => m[1]);
-    expect(textColours.filter((c) => !isGrey(c)), "text is grey ink too").toEqual([]);
+    expect(
+      textColours.filter((c) => !isGrey(c)),
+      "text is grey ink too",
+    ).toEqual([]);
   });
 
   it("puts several panels side by side under one legend, each in its own slot of the viewBox", () => {
@@ -82,7 +95,7 @@ describe("reliability diagram", () => {
     expect(two).toContain(`viewBox="0 0 ${width} ${height}"`);
     expect(width).toBe(2 * diagramSize(1).width);
     expect(two.match(/<g class="legend">/g)).toHaveLength(1);
-    expect(two.match(/<g transform="translate\(\d+ 0\)">/g)).toEqual(["<g transform=\"translate(0 0)\">", `<g transform="translate(${width / 2} 0)">`]);
+    expect(two.match(/<g transform="translate\(\d+ 0\)">/g)).toEqual(['<g transform="translate(0 0)">', `<g transform="translate(${width / 2} 0)">`]);
     expect(two).toContain("calibrated · ECE 0.1234 · 1 answer");
   });
 
@@ -92,8 +105,14 @@ describe("reliability diagram", () => {
       const xs = [...drawn.matchAll(/ (?:x|x1|x2)="([^"]*)"/g)].map((m) => Number(m[1]));
       const ys = [...drawn.matchAll(/ (?:y|y1|y2)="([^"]*)"/g)].map((m) => Number(m[1]));
       expect(xs.length + ys.length).toBeGreaterThan(40);
-      expect(xs.filter((v) => !(v >= 0 && v <= width)), drawn).toEqual([]);
-      expect(ys.filter((v) => !(v >= 0 && v <= height)), drawn).toEqual([]);
+      expect(
+        xs.filter((v) => !(v >= 0 && v <= width)),
+        drawn,
+      ).toEqual([]);
+      expect(
+        ys.filter((v) => !(v >= 0 && v <= height)),
+        drawn,
+      ).toEqual([]);
     }
   });
 

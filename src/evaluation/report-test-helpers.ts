@@ -59,7 +59,9 @@ export function variedReply(body: any, model = "fake-model"): ScriptedResponse {
 }
 
 const ALLOWED_TAGS = new Set(
-  "html head meta title style body h1 h2 h3 p br code div table caption thead tbody tr th td span details summary figure figcaption svg g rect line text".split(" "),
+  "html head meta title style body h1 h2 h3 p br code div table caption thead tbody tr th td span details summary figure figcaption svg g rect line text".split(
+    " ",
+  ),
 );
 
 /** Tags outside the reports' vocabulary, and attributes that load or run something: both must be none. */

@@ -53,7 +53,12 @@ afterAll(async () => {
 
 const open = (file: string) => page.goto(pathToFileURL(file).href);
 
-interface Box { left: number; top: number; right: number; bottom: number }
+interface Box {
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
+}
 
 /**
  * For every <svg> in the document: its viewBox and the box of everything drawn in it (but the
@@ -66,9 +71,21 @@ function measureDiagrams(page: Page) {
       const frame = svg.getBoundingClientRect();
       // Screen to viewBox units: the inverse of the root's own scale and offset (no rotation at the root).
       const ctm = svg.getScreenCTM()!;
-      const toView = (r: DOMRect) => ({ left: (r.left - ctm.e) / ctm.a, top: (r.top - ctm.f) / ctm.d, right: (r.right - ctm.e) / ctm.a, bottom: (r.bottom - ctm.f) / ctm.d });
-      const drawn = [...svg.querySelectorAll("rect, line, text")].filter((e) => !e.classList.contains("background")).map((e) => toView(e.getBoundingClientRect()));
-      const content = drawn.reduce((a, b) => ({ left: Math.min(a.left, b.left), top: Math.min(a.top, b.top), right: Math.max(a.right, b.right), bottom: Math.max(a.bottom, b.bottom) }));
+      const toView = (r: DOMRect) => ({
+        left: (r.left - ctm.e) / ctm.a,
+        top: (r.top - ctm.f) / ctm.d,
+        right: (r.right - ctm.e) / ctm.a,
+        bottom: (r.bottom - ctm.f) / ctm.d,
+      });
+      const drawn = [...svg.querySelectorAll("rect, line, text")]
+        .filter((e) => !e.classList.contains("background"))
+        .map((e) => toView(e.getBoundingClientRect()));
+      const content = drawn.reduce((a, b) => ({
+        left: Math.min(a.left, b.left),
+        top: Math.min(a.top, b.top),
+        right: Math.max(a.right, b.right),
+        bottom: Math.max(a.bottom, b.bottom),
+      }));
       const texts = [...svg.querySelectorAll("text")].map((t) => ({ text: t.textContent ?? "", box: toView(t.getBoundingClientRect()) }));
       return { view: { width: view.width, height: view.height }, frame: { width: frame.width, height: frame.height }, scale: ctm.a, content, texts };
     });
@@ -89,7 +106,12 @@ function expectReadable(diagram: Awaited<ReturnType<typeof measureDiagrams>>[num
   expect(content.top, context).toBeLessThanOrEqual(0.04 * view.height);
   expect(view.width - content.right, context).toBeLessThanOrEqual(0.04 * view.width);
   expect(view.height - content.bottom, context).toBeLessThanOrEqual(0.04 * view.height);
-  const clashes = texts.flatMap((a, i) => texts.slice(i + 1).filter((b) => overlap(a.box, b.box)).map((b) => `"${a.text}" / "${b.text}"`));
+  const clashes = texts.flatMap((a, i) =>
+    texts
+      .slice(i + 1)
+      .filter((b) => overlap(a.box, b.box))
+      .map((b) => `"${a.text}" / "${b.text}"`),
+  );
   expect(clashes, `${name}: texts drawn over each other`).toEqual([]);
 }
 
@@ -108,11 +130,14 @@ function unexplainedColours(page: Page) {
     };
     const scopes: Element[] = [...document.querySelectorAll("svg"), ...(document.body ? [document.body] : [])];
     return scopes.flatMap((scope) => {
-      const inScope = (e: Element) => scope === document.body ? !e.closest("svg") : true;
+      const inScope = (e: Element) => (scope === document.body ? !e.closest("svg") : true);
       const all = [...scope.querySelectorAll("*")].filter(inScope);
       const legend = new Set(all.filter((e) => e.closest(".legend")).flatMap(paintOf));
       const ink = (e: Element) => e.closest(".legend, .axes") !== null || e.classList.contains("background");
-      const unexplained = all.filter((e) => !ink(e)).flatMap(paintOf).filter((p) => !legend.has(p));
+      const unexplained = all
+        .filter((e) => !ink(e))
+        .flatMap(paintOf)
+        .filter((p) => !legend.has(p));
       return [...new Set(unexplained)].map((p) => `${scope.tagName}: ${p}`);
     });
   });
@@ -121,7 +146,10 @@ function unexplainedColours(page: Page) {
 describe("the reports in a browser", () => {
   it("reliability.svg on its own fills the window, and its drawing fills its canvas", async () => {
     for (const file of [files.evalSvg, files.calibrateSvg]) {
-      for (const viewport of [{ width: 1200, height: 800 }, { width: 400, height: 800 }]) {
+      for (const viewport of [
+        { width: 1200, height: 800 },
+        { width: 400, height: 800 },
+      ]) {
         await page.setViewportSize(viewport);
         await open(file);
         const [diagram] = await measureDiagrams(page);
@@ -159,7 +187,10 @@ describe("the reports in a browser", () => {
     console.info(`report screenshots: ${shots}`);
     for (const width of [1280, 1024]) {
       await page.setViewportSize({ width, height: 900 });
-      for (const [name, file] of [["eval", files.eval], ["calibrate", files.calibrate]]) {
+      for (const [name, file] of [
+        ["eval", files.eval],
+        ["calibrate", files.calibrate],
+      ]) {
         await open(file);
         // The tables folded away too (the diagrams' bins), opened as a reader would.
         await page.evaluate(() => document.querySelectorAll("details").forEach((details) => (details.open = true)));
@@ -170,7 +201,9 @@ describe("the reports in a browser", () => {
             .filter((table) => table.checkVisibility())
             .flatMap((table) => {
               const box = table.parentElement!.getBoundingClientRect();
-              const cut = [...table.querySelectorAll("th, td")].filter((c) => c.getBoundingClientRect().right > box.right + 0.5 || c.scrollWidth > c.clientWidth + 1);
+              const cut = [...table.querySelectorAll("th, td")].filter(
+                (c) => c.getBoundingClientRect().right > box.right + 0.5 || c.scrollWidth > c.clientWidth + 1,
+              );
               return cut.length === 0 ? [] : [`#${table.id}: ${cut.length} cells past its ${Math.round(box.width)}px box, first "${cut[0].textContent}"`];
             }),
         );

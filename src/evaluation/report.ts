@@ -44,7 +44,11 @@ export function metricsRows(metrics: SummaryByType): Rows {
 }
 
 const metricsTable = (metrics: SummaryByType) => upperTable(metricsRows(metrics));
-const upperTable = ({ headers, rows }: Rows) => formatTable(headers.map((h) => h.toUpperCase()), rows);
+const upperTable = ({ headers, rows }: Rows) =>
+  formatTable(
+    headers.map((h) => h.toUpperCase()),
+    rows,
+  );
 
 /** The checks that ran, each with its sensitivity summary per group. */
 export function robustnessChecks(result: EvalResult): [string, Partial<Record<(typeof GROUPS)[number], SensitivitySummary>>][] {
@@ -155,9 +159,7 @@ export function boundNotes(result: CalibrateResult): string[] {
   const fits: [string, TemperatureFit | undefined][] = [...Object.entries(result.fit.types), ...bucketFits];
   return fits.flatMap(([name, fit]) => {
     if (!fit?.atBound) return [];
-    const why = fit.temperature < 1
-      ? "every top label was right, so sharper always looked better"
-      : "the answers carry no information about the gold labels";
+    const why = fit.temperature < 1 ? "every top label was right, so sharper always looked better" : "the answers carry no information about the gold labels";
     return [`Note: the ${name} temperature stopped at the edge of 0.01–100 (${why}); more or harder data would fit it better.`];
   });
 }

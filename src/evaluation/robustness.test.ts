@@ -25,7 +25,10 @@ describe("option order", () => {
 
   it("shuffle is a permutation, repeatable by seed, and never the original order", () => {
     for (let seed = 0; seed < 50; seed++) {
-      for (const keys of [["x", "y"], ["a", "b", "c", "d", "e"]]) {
+      for (const keys of [
+        ["x", "y"],
+        ["a", "b", "c", "d", "e"],
+      ]) {
         const out = reorderedKeys(keys, "shuffle", new Mulberry32(seed));
         expect([...out].sort(), show({ seed, out })).toEqual([...keys].sort());
         expect(out, show({ seed, out })).not.toEqual(keys);
@@ -37,7 +40,11 @@ describe("option order", () => {
   it("reorders only choice options, each keeping its own description", () => {
     const questions = withOptionsReordered(item, "shift", new Mulberry32(1)) as Record<string, any>;
     expect(Object.keys(questions)).toEqual(["topic", "q1", "level"]);
-    expect(Object.entries(questions.topic.criteria), show(questions)).toEqual([["b", null], ["c", "third"], ["a", "first"]]);
+    expect(Object.entries(questions.topic.criteria), show(questions)).toEqual([
+      ["b", null],
+      ["c", "third"],
+      ["a", "first"],
+    ]);
     expect(questions.q1).toBe(item.questions.q1);
     expect(questions.level).toBe(item.questions.level);
     expect(Object.keys(item.questions.topic.criteria as object), "the item itself is untouched").toEqual(["a", "b", "c"]);
@@ -47,7 +54,11 @@ describe("option order", () => {
 describe("question ids", () => {
   it("renames every question to a neutral id that differs from its original", () => {
     const { questions, renamed } = withRenamedIds(item);
-    expect([...renamed], show([...renamed])).toEqual([["topic", "q1"], ["q1", "q2"], ["level", "q3"]]);
+    expect([...renamed], show([...renamed])).toEqual([
+      ["topic", "q1"],
+      ["q1", "q2"],
+      ["level", "q3"],
+    ]);
     expect(questions.q1).toBe(item.questions.topic);
     const [already] = parseDataset(JSON.stringify({ questions: { q1: { type: "noul", instructions: "x" } }, gold: { q1: true } }), "d");
     expect([...withRenamedIds(already).renamed]).toEqual([["q1", "q1_"]]);

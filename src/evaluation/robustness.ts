@@ -34,7 +34,13 @@ export function withOptionsReordered(item: DatasetItem, mode: OrderMode, rng: Mu
       if (question.type !== "choice") return question;
       const criteria = question.criteria as Record<string, unknown>;
       const keys = reorderedKeys(Object.keys(criteria), mode, rng);
-      return { ...question, criteria: keyed(keys, keys.map((k) => criteria[k])) };
+      return {
+        ...question,
+        criteria: keyed(
+          keys,
+          keys.map((k) => criteria[k]),
+        ),
+      };
     }),
   );
 }
@@ -43,7 +49,13 @@ export function withOptionsReordered(item: DatasetItem, mode: OrderMode, rng: Mu
 export function withRenamedIds(item: DatasetItem): { questions: Record<string, unknown>; renamed: Map<string, string> } {
   const ids = Object.keys(item.questions);
   const renamed = new Map(ids.map((id, i) => [id, `q${i + 1}` === id ? `q${i + 1}_` : `q${i + 1}`]));
-  return { questions: keyed([...renamed.values()], ids.map((id) => item.questions[id])), renamed };
+  return {
+    questions: keyed(
+      [...renamed.values()],
+      ids.map((id) => item.questions[id]),
+    ),
+    renamed,
+  };
 }
 
 export interface Change {

@@ -63,7 +63,15 @@ describe("runCalibration on synthetic data", () => {
   it("recovers the server's known overconfidence per type and lowers the held-out ECE", async () => {
     const items = parseDataset(syntheticDataset(1000, 3), "synthetic.jsonl");
     const client = overconfidentClient(2);
-    const result = await runCalibration({ items, client, concurrency: 8, holdout: 0.3, seed: 1, minBucketAnswers: 50, progress: () => ({ advance() {}, finish() {} }) });
+    const result = await runCalibration({
+      items,
+      client,
+      concurrency: 8,
+      holdout: 0.3,
+      seed: 1,
+      minBucketAnswers: 50,
+      progress: () => ({ advance() {}, finish() {} }),
+    });
     const context = show({ temperatures: result.temperatures, heldOut: result.heldOut, split: result.split });
 
     expect(result.model).toBe("synthetic");
@@ -81,12 +89,18 @@ describe("runCalibration on synthetic data", () => {
 
   it("refuses a server that answers as more than one model", async () => {
     let n = 0;
-    server = await startFakeJudgeServer(() => ({ status: 200, body: { model: `m${n++ % 2}`, answers: { holds: { type: "noul", noul: 0.5 } }, usage: { input_tokens: 1 } } }));
-    const items = parseDataset([1, 2].map((i) => JSON.stringify({ id: `i${i}`, questions: { holds: { type: "noul", instructions: "x" } }, gold: { holds: true } })).join("\n"), "d");
-    const client = createJudgmentClient({ url: server.url, key: "k" });
-    await expect(runCalibration({ items, client, concurrency: 1, holdout: 0, seed: 1, minBucketAnswers: 50, progress: () => ({ advance() {}, finish() {} }) })).rejects.toThrow(
-      /several models \(m0, m1\)/,
+    server = await startFakeJudgeServer(() => ({
+      status: 200,
+      body: { model: `m${n++ % 2}`, answers: { holds: { type: "noul", noul: 0.5 } }, usage: { input_tokens: 1 } },
+    }));
+    const items = parseDataset(
+      [1, 2].map((i) => JSON.stringify({ id: `i${i}`, questions: { holds: { type: "noul", instructions: "x" } }, gold: { holds: true } })).join("\n"),
+      "d",
     );
+    const client = createJudgmentClient({ url: server.url, key: "k" });
+    await expect(
+      runCalibration({ items, client, concurrency: 1, holdout: 0, seed: 1, minBucketAnswers: 50, progress: () => ({ advance() {}, finish() {} }) }),
+    ).rejects.toThrow(/several models \(m0, m1\)/);
   });
 });
 

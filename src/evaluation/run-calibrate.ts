@@ -133,7 +133,12 @@ async function runCrossValidated(options: CalibrateRunOptions, k: number): Promi
     heldOut: {
       uncalibrated: compactOf(cv.uncalibrated),
       // A type kept at T = 1 is scored at 1 in every fold, as the profile will answer it.
-      calibrated: compactOf(atOneFor(cv, keptAtOne.map((kept) => kept.type))),
+      calibrated: compactOf(
+        atOneFor(
+          cv,
+          keptAtOne.map((kept) => kept.type),
+        ),
+      ),
       ...(current && logitsSource === "logits" && { current: compact(all, current) }),
     },
     folds: { k, seed: options.seed, temperatures: cv.temperatures },

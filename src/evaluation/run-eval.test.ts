@@ -12,7 +12,12 @@ import { runEvaluation, type EvalChecks } from "./run-eval.js";
 const show = (value: unknown) => JSON.stringify(value, null, 1);
 const items = parseDataset(
   [
-    { id: "a", state: "s1", questions: { pick: { type: "choice", instructions: "x", criteria: { red: null, green: null, blue: null } }, holds: { type: "noul", instructions: "y" } }, gold: { pick: "red", holds: true } },
+    {
+      id: "a",
+      state: "s1",
+      questions: { pick: { type: "choice", instructions: "x", criteria: { red: null, green: null, blue: null } }, holds: { type: "noul", instructions: "y" } },
+      gold: { pick: "red", holds: true },
+    },
     { id: "b", questions: { level: { type: "score", instructions: "z", criteria: ["lo", "mid", "hi"] } }, gold: { level: 2 } },
   ]
     .map((item) => JSON.stringify(item))
@@ -29,13 +34,26 @@ afterEach(async () => {
 async function evaluate(respond: (body: any) => ScriptedResponse, checks: EvalChecks, extra: { debias?: "none" | "canonical" | "shift" } = {}) {
   server = await startFakeJudgeServer(respond);
   const client = createJudgmentClient({ url: server.url, key: "k" });
-  return runEvaluation({ items, client, concurrency: 2, errorRates: [0.5], checks, seed: 7, model: "jev-latest", progress: () => ({ advance() {}, finish() {} }), ...extra });
+  return runEvaluation({
+    items,
+    client,
+    concurrency: 2,
+    errorRates: [0.5],
+    checks,
+    seed: 7,
+    model: "jev-latest",
+    progress: () => ({ advance() {}, finish() {} }),
+    ...extra,
+  });
 }
 
 describe("runEvaluation", () => {
   it("scores the baseline answers and sends the model name when given", async () => {
     const result = await evaluate((body) => replyTo(body), {});
-    expect(result.records.map((r) => [r.item, r.question, r.correct]), show(result.records)).toEqual([
+    expect(
+      result.records.map((r) => [r.item, r.question, r.correct]),
+      show(result.records),
+    ).toEqual([
       ["a", "pick", true],
       ["a", "holds", true],
       ["b", "level", false],
@@ -60,16 +78,27 @@ describe("runEvaluation", () => {
     const result = await evaluate((body) => replyTo(body), { order: "shuffle", ids: true, interference: true }, { debias: "shift" });
     expect(result.debias).toBe("shift");
     expect(server!.received.length, show(server!.received)).toBe(result.usage.requests);
-    expect(server!.received.map((r) => r.body.x_debias), show(server!.received.map((r) => r.body))).toEqual(server!.received.map(() => "shift"));
+    expect(
+      server!.received.map((r) => r.body.x_debias),
+      show(server!.received.map((r) => r.body)),
+    ).toEqual(server!.received.map(() => "shift"));
     await server!.close();
     const plain = await evaluate((body) => replyTo(body), { order: "shuffle" });
     expect(plain).not.toHaveProperty("debias");
-    expect(server!.received.filter((r) => "x_debias" in r.body), show(server!.received.map((r) => r.body))).toEqual([]);
+    expect(
+      server!.received.filter((r) => "x_debias" in r.body),
+      show(server!.received.map((r) => r.body)),
+    ).toEqual([]);
   });
 
   it("question ids: a server that reads the ids is caught; one that does not is not", async () => {
     const readsIds = await evaluate(
-      (body) => replyTo(body, "m", (type, labels) => (Object.keys(body.questions)[0] === "q1" ? labels.map((_, i) => (i === labels.length - 1 ? 0.9 : 0.1 / (labels.length - 1))) : labels.map(() => 1 / labels.length))),
+      (body) =>
+        replyTo(body, "m", (type, labels) =>
+          Object.keys(body.questions)[0] === "q1"
+            ? labels.map((_, i) => (i === labels.length - 1 ? 0.9 : 0.1 / (labels.length - 1)))
+            : labels.map(() => 1 / labels.length),
+        ),
       { ids: true },
     );
     expect(readsIds.robustness.questionIds!.overall, show(readsIds.robustness)).toMatchObject({ compared: 3, changedRate: 1 });
@@ -80,7 +109,10 @@ describe("runEvaluation", () => {
 
   it("interference: asks each question of a multi-question item alone and compares", async () => {
     const result = await evaluate(
-      (body) => replyTo(body, "m", (type, labels) => (Object.keys(body.questions).length === 1 ? labels.map(() => 1 / labels.length) : labels.map((_, i) => (i === 0 ? 0.6 : 0.4 / (labels.length - 1))))),
+      (body) =>
+        replyTo(body, "m", (type, labels) =>
+          Object.keys(body.questions).length === 1 ? labels.map(() => 1 / labels.length) : labels.map((_, i) => (i === 0 ? 0.6 : 0.4 / (labels.length - 1))),
+        ),
       { interference: true },
     );
     // Item b has one question: its baseline already is that question alone.

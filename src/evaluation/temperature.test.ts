@@ -60,12 +60,18 @@ describe("fitTemperature on synthetic data with a known temperature", () => {
   });
 
   it("keeps T = 1 when the answers carry no signal (every label equally likely)", () => {
-    const flat: LogitRecord[] = [{ type: "noul", logits: [-1, -1], gold: [1, 0] }, { type: "noul", logits: [-2, -2], gold: [0, 1] }];
+    const flat: LogitRecord[] = [
+      { type: "noul", logits: [-1, -1], gold: [1, 0] },
+      { type: "noul", logits: [-2, -2], gold: [0, 1] },
+    ];
     expect(fitTemperature(flat)).toMatchObject({ temperature: 1, atBound: false });
   });
 
   it("stops at the lower bound and says so when every answer is right (sharper is always better)", () => {
-    const separable: LogitRecord[] = [{ type: "noul", logits: [-0.1, -2.4], gold: [1, 0] }, { type: "noul", logits: [-3, -0.05], gold: [0, 1] }];
+    const separable: LogitRecord[] = [
+      { type: "noul", logits: [-0.1, -2.4], gold: [1, 0] },
+      { type: "noul", logits: [-3, -0.05], gold: [0, 1] },
+    ];
     const fit = fitTemperature(separable);
     expect(fit.atBound, show(fit)).toBe(true);
     expect(fit.temperature, show(fit)).toBeLessThan(0.011);
@@ -89,7 +95,13 @@ describe("fitCalibration", () => {
     const fit = fitCalibration(records, 50);
     const context = show(fit);
     expect(fit.types.noul!.temperature / 1.5, context).toBeCloseTo(1, 1);
-    expect(fit.buckets.choice!.map((b) => [b.min, b.max]), context).toEqual([[2, 2], [5, 6]]);
+    expect(
+      fit.buckets.choice!.map((b) => [b.min, b.max]),
+      context,
+    ).toEqual([
+      [2, 2],
+      [5, 6],
+    ]);
     expect(fit.buckets.choice![0].temperature / 2.5, context).toBeCloseTo(1, 1);
     expect(fit.buckets.choice![1].temperature / 0.8, context).toBeCloseTo(1, 1);
     // One pooled temperature lies between the two buckets' and fits the pooled data worse.
@@ -106,7 +118,10 @@ describe("fitCalibration", () => {
 
   it("leaves out buckets with too few answers, and a bucket that holds every answer of its type", () => {
     const fit = fitCalibration([...synthetic(9, 100, { labels: 3, temperature: 2 }), ...synthetic(10, 20, { labels: 4, temperature: 2 })], 50);
-    expect(fit.buckets.choice?.map((b) => b.min), show(fit.buckets)).toEqual([3]);
+    expect(
+      fit.buckets.choice?.map((b) => b.min),
+      show(fit.buckets),
+    ).toEqual([3]);
     const single = fitCalibration(synthetic(11, 100, { labels: 3, temperature: 2 }), 50);
     expect(single.buckets, show(single.buckets)).toEqual({});
   });

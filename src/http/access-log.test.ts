@@ -18,7 +18,13 @@ function counting() {
 function appRecording(outcome: Partial<JudgingOutcome> | undefined, headers: Record<string, string> = {}) {
   const { counted, metrics } = counting();
   const app = new Hono<AppEnv>();
-  app.use(accessLog(createLogger("error", () => undefined), metrics, new WeakMap<object, ApiError>()));
+  app.use(
+    accessLog(
+      createLogger("error", () => undefined),
+      metrics,
+      new WeakMap<object, ApiError>(),
+    ),
+  );
   app.post("/judge", (c) => {
     c.set("model", "m1");
     if (outcome) c.set("judging", { text: "{}", billedTo: "plan", standing: {} as Standing, replayed: false, ...outcome });

@@ -26,9 +26,9 @@ export function accessLog(log: Logger, metrics: Metrics, errors: WeakMap<Context
     if (status >= 500 && serverErrors && !PROBES.test(route) && code !== "database_unavailable") {
       const error = { method: c.req.method, route, status, code: code ?? null, requestId: c.get("requestId") ?? null };
       // Best effort, after the response.
-      void serverErrors.recordServerError(error).catch((failure: unknown) =>
-        log.warn("server error not recorded", { request_id: error.requestId, detail: messageOf(failure) }),
-      );
+      void serverErrors
+        .recordServerError(error)
+        .catch((failure: unknown) => log.warn("server error not recorded", { request_id: error.requestId, detail: messageOf(failure) }));
     }
     log.info("request", {
       request_id: c.get("requestId"),

@@ -86,7 +86,8 @@ describe.each(STORE_ENGINES)("hostile traffic on %s", (store) => {
     const httpStarted = performance.now();
     await inParallel(REQUESTS, async (i) => {
       const request = requests[i];
-      const described = () => `#${i} (seed ${SEED}) ${request.what}: ${request.method} ${request.path.slice(0, 80)} ${JSON.stringify(request.headers).slice(0, 300)} ${String(request.body ?? "").slice(0, 300)}`;
+      const described = () =>
+        `#${i} (seed ${SEED}) ${request.what}: ${request.method} ${request.path.slice(0, 80)} ${JSON.stringify(request.headers).slice(0, 300)} ${String(request.body ?? "").slice(0, 300)}`;
       try {
         const response = await send(request);
         const text = response.text;
@@ -121,7 +122,10 @@ describe.each(STORE_ENGINES)("hostile traffic on %s", (store) => {
     const seconds = (performance.now() - started) / 1000;
 
     expect(wrong.slice(0, 20), `${wrong.length} wrong answers; statuses ${JSON.stringify(statuses)}`).toEqual([]);
-    expect(Object.keys(statuses).filter((s) => Number(s) >= 500), JSON.stringify(statuses)).toEqual([]);
+    expect(
+      Object.keys(statuses).filter((s) => Number(s) >= 500),
+      JSON.stringify(statuses),
+    ).toEqual([]);
     expect(prepared, "a hostile request reached the model").toBe(0);
     expect(await moneyTables(server.database)).toEqual(before);
     const health = await fetch(`${server.url}/health`);

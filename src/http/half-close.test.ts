@@ -25,7 +25,9 @@ beforeAll(async () => {
     engine: faultEngine({
       evaluate: () => {
         seen.evaluations++;
-        return new Promise((resolve) => setTimeout(() => resolve({ labelLogProbs: [[Math.log(0.3), Math.log(0.7)]], inputTokens: 1, timingMs: answerMs }), answerMs));
+        return new Promise((resolve) =>
+          setTimeout(() => resolve({ labelLogProbs: [[Math.log(0.3), Math.log(0.7)]], inputTokens: 1, timingMs: answerMs }), answerMs),
+        );
       },
     }),
   });
@@ -88,7 +90,10 @@ describe("a client that closes the connection while its request runs", () => {
     await new Promise<void>((resolve) => socket.once("connect", resolve));
     socket.write(request());
     let rows: Record<string, unknown>[] = [];
-    await waitFor(async () => (rows = await reservationRows(server.database)).length === 1, () => `no hold: ${JSON.stringify(rows)}`);
+    await waitFor(
+      async () => (rows = await reservationRows(server.database)).length === 1,
+      () => `no hold: ${JSON.stringify(rows)}`,
+    );
     // Gone: the FIN is all the server sees at first, as from a client that only half-closed.
     socket.destroy();
     const closedAt = performance.now();
@@ -111,13 +116,19 @@ describe("a client that closes the connection while its request runs", () => {
 });
 
 describe("a client that half-closes before its request is whole", () => {
-  for (const [what, cut] of [["in the body", 10], ["in the headers", -40]] as const) {
+  for (const [what, cut] of [
+    ["in the body", 10],
+    ["in the headers", -40],
+  ] as const) {
     it(`is refused at once with 400 malformed_request saying so, when it stops ${what}; nothing is held`, async () => {
       const whole = request();
       const sent = cut > 0 ? whole.slice(0, whole.length - cut) : whole.slice(0, -cut);
       const response = await rawExchange(port, { chunks: [sent], halfClose: true, timeoutMs: 10_000 });
       expect(response.status, show(response)).toBe(400);
-      expect(JSON.parse(response.body), show(response)).toMatchObject({ code: "malformed_request", error: expect.stringContaining("ended its sending side before the request was whole") });
+      expect(JSON.parse(response.body), show(response)).toMatchObject({
+        code: "malformed_request",
+        error: expect.stringContaining("ended its sending side before the request was whole"),
+      });
       // Well before the body timeout (30 s): the end of sending is news the server acts on.
       expect(response.ms, show(response)).toBeLessThan(5_000);
       expect(await reservationRows(server.database), show(response)).toEqual([]);

@@ -24,9 +24,7 @@ describe("numbers in a request, as the model reads them", () => {
     it(`keeps ${what} (${text}) as written, where JSON.parse would change it`, async () => {
       expect(JSON.stringify(JSON.parse(text)), "the case really is one JSON.parse changes").not.toBe(text);
       const state = await rendered(`{"state": {"n": ${text}, "list": [1, ${text}, {"deep": ${text}}]}}`);
-      expect(state, state).toBe(
-        `{\n  "list": [\n    1,\n    ${text},\n    {\n      "deep": ${text}\n    }\n  ],\n  "n": ${text}\n}`,
-      );
+      expect(state, state).toBe(`{\n  "list": [\n    1,\n    ${text},\n    {\n      "deep": ${text}\n    }\n  ],\n  "n": ${text}\n}`);
     });
   }
 
@@ -58,7 +56,7 @@ describe("numbers in a request, as the model reads them", () => {
 /** A seeded generator of JSON texts with numbers of every kind, odd keys and whitespace. */
 function randomJson(seed: number): string {
   let state = seed;
-  const next = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const next = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
   const pick = <T>(items: T[]) => items[Math.floor(next() * items.length)];
   const space = () => pick(["", " ", "\n  ", "\t"]);
   const numbers = ["0", "-0", "1.0", "1e999", "-1e999", "9007199254740993", "123456789012345678901234567890", "0.1", "42", "1E-7", "2.50", "1e21"];

@@ -78,7 +78,10 @@ describe("the HTTP server under the app", () => {
     ["an unknown method", "FETCH /health HTTP/1.1\r\nHost: test\r\n\r\n"],
     ["a header without a colon", "GET /health HTTP/1.1\r\nHost: test\r\nNo colon here\r\n\r\n"],
     ["a header name with a space", "GET /health HTTP/1.1\r\nHost: test\r\nBad Name: x\r\n\r\n"],
-    ["both Content-Length and Transfer-Encoding", "POST /v1/systemone HTTP/1.1\r\nHost: test\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"],
+    [
+      "both Content-Length and Transfer-Encoding",
+      "POST /v1/systemone HTTP/1.1\r\nHost: test\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    ],
     ["a chunk size that is not hexadecimal", "POST /v1/systemone HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"],
     ["a bare CR inside a header value", "GET /health HTTP/1.1\r\nHost: te\rst\r\n\r\n"],
   ];

@@ -55,7 +55,11 @@ describe.each(STORE_ENGINES)("a NUL on %s", (engine) => {
   it.each(REQUESTS)("in %s is refused with 400 invalid_request", async (_what, method, path, body, key) => {
     const response = await send(method, path, body, key);
     expect(response.status, show(response)).toBe(400);
-    expect(response.json, show(response)).toMatchObject({ code: "invalid_request", error: expect.stringContaining("NUL"), detail: { error_type: "api_usage_error" } });
+    expect(response.json, show(response)).toMatchObject({
+      code: "invalid_request",
+      error: expect.stringContaining("NUL"),
+      detail: { error_type: "api_usage_error" },
+    });
   });
 
   it("in a /v1/decisions request is refused in the OpenAI error shape, URL or body", async () => {

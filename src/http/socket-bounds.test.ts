@@ -37,8 +37,7 @@ async function serve(socketLimits?: SocketLimits): Promise<Served> {
   return { http, calls };
 }
 
-const gets = (path: (i: number) => string, count: number) =>
-  Array.from({ length: count }, (_, i) => `GET ${path(i)} HTTP/1.1\r\nHost: test\r\n\r\n`).join("");
+const gets = (path: (i: number) => string, count: number) => Array.from({ length: count }, (_, i) => `GET ${path(i)} HTTP/1.1\r\nHost: test\r\n\r\n`).join("");
 
 /** A client that sends everything at once and then never reads a byte. */
 function neverReading(port: number, bytes: string): Promise<Socket> {
@@ -67,7 +66,10 @@ describe("with the default limits", () => {
   });
 
   it("hands a never-reading socket's 1,500 pipelined GETs to the app at most maxInFlight at a time, and closes it", async () => {
-    const socket = await neverReading(served.http.port, gets(() => "/openapi.json", 1_500));
+    const socket = await neverReading(
+      served.http.port,
+      gets(() => "/openapi.json", 1_500),
+    );
     await vi.waitFor(() => expect(served.http.socketStats().closedForPipelining).toBe(1), { timeout: 10_000, interval: 20 });
     const stats = served.http.socketStats();
     expect(stats.peakInFlight, JSON.stringify(stats)).toBeLessThanOrEqual(SOCKET_LIMITS.maxInFlight);
@@ -107,7 +109,10 @@ describe("a socket whose answers are not taken", () => {
 
   it("starts none of its waiting requests while its buffered answers pass maxBufferedBytes, and is closed once nothing is taken", async () => {
     const requests = 60;
-    const socket = await neverReading(served.http.port, gets(() => "/big", requests));
+    const socket = await neverReading(
+      served.http.port,
+      gets(() => "/big", requests),
+    );
     await vi.waitFor(() => expect(served.http.socketStats().closedForNotReading).toBe(1), { timeout: 10_000, interval: 20 });
     const stats = served.http.socketStats();
     const started = served.calls.get("/big") ?? 0;

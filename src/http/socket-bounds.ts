@@ -59,11 +59,7 @@ interface Connection {
  * than `maxWaiting` requests waiting, is closed: a client reading its answers never gets there.
  * `onStart` runs as each request is handed to the app; `onSettled` once its answer is done.
  */
-export function boundSockets(
-  app: Listener,
-  limits: SocketLimits,
-  hooks: { onStart?: Listener; onSettled?: () => void } = {},
-): BoundedListener {
+export function boundSockets(app: Listener, limits: SocketLimits, hooks: { onStart?: Listener; onSettled?: () => void } = {}): BoundedListener {
   const connections = new WeakMap<Socket, Connection>();
   const stats: SocketStats = { peakInFlight: 0, peakWaiting: 0, peakBufferedBytes: 0, closedForPipelining: 0, closedForNotReading: 0 };
 

@@ -30,7 +30,10 @@ describe("normalise", () => {
       const p = normalise(logProbs, t);
       expect(entropy(p), `T=${t}: ${show({ p, previous })}`).toBeGreaterThan(entropy(previous));
       expect(Math.max(...p), `T=${t}`).toBeLessThan(Math.max(...previous));
-      expect([...p].sort((a, b) => b - a), `T=${t}: order kept`).toEqual(p);
+      expect(
+        [...p].sort((a, b) => b - a),
+        `T=${t}: order kept`,
+      ).toEqual(p);
       expect(sum(p)).toBeCloseTo(1, 12);
       previous = p;
     }
@@ -46,7 +49,10 @@ describe("normalise", () => {
 
   it("gives a uniform answer when every label has log-probability −Infinity", () => {
     for (const n of [2, 3, 10, 255]) {
-      const p = normalise(Array.from({ length: n }, () => -Infinity), 1);
+      const p = normalise(
+        Array.from({ length: n }, () => -Infinity),
+        1,
+      );
       expect(p, show(p)).toEqual(Array.from({ length: n }, () => 1 / n));
     }
   });
@@ -58,8 +64,7 @@ describe("normalise", () => {
 });
 
 const choice = (criteria: Record<string, string | null>): Question => ({ type: "choice", instructions: "Pick one.", criteria });
-const score = (criteria: (string | null | object)[]): Question =>
-  ({ type: "score", instructions: "How much?", criteria }) as Question;
+const score = (criteria: (string | null | object)[]): Question => ({ type: "score", instructions: "How much?", criteria }) as Question;
 
 describe("buildAnswer", () => {
   it("choice: the most likely key, probabilities keyed by option in order, and confidence", () => {
@@ -97,7 +102,7 @@ describe("buildAnswer", () => {
     expect(answer.noul, show(answer)).toBeCloseTo(0.75, 14);
   });
 
-  it("score: probabilities and legend keyed \"0\"…\"n-1\", score = Σ i·pᵢ, and confidence", () => {
+  it('score: probabilities and legend keyed "0"…"n-1", score = Σ i·pᵢ, and confidence', () => {
     const p = [0.1, 0.2, 0.3, 0.4];
     const answer = buildAnswer(score(["none", "some", { level: "a lot" }, ["all", "of it"]]), p.map(Math.log), NEUTRAL_TEMPERATURES);
     if (answer.type !== "score") throw new Error(show(answer));
@@ -109,15 +114,13 @@ describe("buildAnswer", () => {
     expect(Object.keys(answer).sort(), show(answer)).toEqual(["confidence", "legend", "probabilities", "score", "type"]);
   });
 
-  it("score: the legend echoes every level as sent, except null, which comes back as \"\" (never null)", () => {
+  it('score: the legend echoes every level as sent, except null, which comes back as "" (never null)', () => {
     const nested = { label: "a lot", weight: 0.5, tags: ["x", null, { deep: true }] };
     const levels = [null, "middle", "", nested, [], {}];
     const answer = buildAnswer(score(levels), [-1, -2, -3, -4, -5, -6], NEUTRAL_TEMPERATURES);
     if (answer.type !== "score") throw new Error(show(answer));
     // Compared as the JSON a client reads: key order and every value as sent.
-    expect(JSON.stringify(answer.legend), show(answer)).toBe(
-      JSON.stringify({ "0": "", "1": "middle", "2": "", "3": nested, "4": [], "5": {} }),
-    );
+    expect(JSON.stringify(answer.legend), show(answer)).toBe(JSON.stringify({ "0": "", "1": "middle", "2": "", "3": nested, "4": [], "5": {} }));
     expect(Object.values(answer.legend), show(answer)).not.toContain(null);
   });
 
@@ -158,12 +161,25 @@ describe("temperatureFor", () => {
     choice: 1.5,
     noul: 0.7,
     score: 1.1,
-    buckets: { choice: [{ min: 2, max: 2, temperature: 2 }, { min: 5, max: 10, temperature: 4 }], score: [{ min: 3, max: 3, temperature: 0.9 }] },
+    buckets: {
+      choice: [
+        { min: 2, max: 2, temperature: 2 },
+        { min: 5, max: 10, temperature: 4 },
+      ],
+      score: [{ min: 3, max: 3, temperature: 0.9 }],
+    },
   };
 
   it("takes the bucket whose inclusive range holds the label count, else the type's temperature", () => {
     const table = [2, 3, 4, 5, 10, 11].map((n) => [n, temperatureFor(temperatures, "choice", n)]);
-    expect(table, JSON.stringify(table)).toEqual([[2, 2], [3, 1.5], [4, 1.5], [5, 4], [10, 4], [11, 1.5]]);
+    expect(table, JSON.stringify(table)).toEqual([
+      [2, 2],
+      [3, 1.5],
+      [4, 1.5],
+      [5, 4],
+      [10, 4],
+      [11, 1.5],
+    ]);
     expect(temperatureFor(temperatures, "score", 3)).toBe(0.9);
     expect(temperatureFor(temperatures, "score", 4)).toBe(1.1);
   });
@@ -185,7 +201,12 @@ describe("keyed", () => {
 
 describe("logSoftmax", () => {
   it("is log(normalise(scores, 1)): finite rows, a far-off label, labels at −∞ among possible ones", () => {
-    for (const scores of [[Math.log(0.25) + 7, Math.log(0.75) + 7], [-1, -2, -3], [0, -800], [-Infinity, -3, -Infinity, -4]]) {
+    for (const scores of [
+      [Math.log(0.25) + 7, Math.log(0.75) + 7],
+      [-1, -2, -3],
+      [0, -800],
+      [-Infinity, -3, -Infinity, -4],
+    ]) {
       const logP = logSoftmax(scores);
       const p = normalise(scores, 1);
       logP.forEach((value, i) => expect(Math.exp(value), show({ scores, logP, p })).toBeCloseTo(p[i], 14));
@@ -213,7 +234,6 @@ describe("keyedLogits", () => {
     for (const key of Object.keys(logits)) expect(Math.exp(logits[key]!)).toBeCloseTo(answer.probabilities[key], 15);
     expect(JSON.parse(JSON.stringify(logits)), "survives JSON unchanged").toEqual(logits);
   });
-
 
   it("writes a label the model rules out (log 0) as null, and the others as log P", () => {
     const question: Question = { type: "choice", instructions: "Pick", criteria: { a: "A", b: "B", c: "C" } } as Question;

@@ -58,7 +58,10 @@ export function keyedLogits(question: Question, labelLogProbs: number[]): Record
     case "noul":
       return keyed(["true", "false"], logP);
     case "score":
-      return keyed(logP.map((_, i) => String(i)), logP);
+      return keyed(
+        logP.map((_, i) => String(i)),
+        logP,
+      );
   }
 }
 
@@ -101,7 +104,10 @@ export function buildAnswer(question: Question, labelLogProbs: number[], tempera
         probabilities: keyed(levels, p),
         // Echoed as sent (an object stays that object), except that a value is never null: the
         // official Python SDK rejects a response holding one, so a null level is "" (jev-compat.md).
-        legend: keyed(levels, question.criteria.map((level) => level ?? "")),
+        legend: keyed(
+          levels,
+          question.criteria.map((level) => level ?? ""),
+        ),
         confidence: scoreConfidence(p),
       };
     }

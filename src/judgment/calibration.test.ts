@@ -51,7 +51,10 @@ describe("calibration profiles", () => {
       noul: 0.8,
       score: 1.2,
       buckets: {
-        choice: [{ min: 2, max: 2, temperature: 2 }, { min: 3, max: 4, temperature: 3 }],
+        choice: [
+          { min: 2, max: 2, temperature: 2 },
+          { min: 3, max: 4, temperature: 3 },
+        ],
         score: [{ min: 5, max: 10, temperature: 0.5 }],
       },
     });

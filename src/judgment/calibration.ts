@@ -57,8 +57,7 @@ export const CalibrationFile = z
   .superRefine((file, ctx) => {
     if (file.version === 2) return;
     for (const [model, entry] of Object.entries(file.models)) {
-      if (entry.buckets !== undefined)
-        ctx.addIssue({ code: "custom", message: "buckets need \"version\": 2", path: ["models", model, "buckets"] });
+      if (entry.buckets !== undefined) ctx.addIssue({ code: "custom", message: 'buckets need "version": 2', path: ["models", model, "buckets"] });
     }
   });
 export type CalibrationFile = z.infer<typeof CalibrationFile>;

@@ -34,7 +34,13 @@ describe("choiceConfidence: (m − 1/n) / (1 − 1/n)", () => {
   });
 
   it("stays within [0, 1]", () => {
-    for (const p of [[0.5, 0.5], [0.51, 0.49], [1, 0], [0.4, 0.3, 0.3], [0.25, 0.25, 0.25, 0.25]]) {
+    for (const p of [
+      [0.5, 0.5],
+      [0.51, 0.49],
+      [1, 0],
+      [0.4, 0.3, 0.3],
+      [0.25, 0.25, 0.25, 0.25],
+    ]) {
       const c = choiceConfidence(p);
       expect(c >= 0 && c <= 1, show(p, c)).toBe(true);
     }
@@ -71,7 +77,7 @@ describe("scoreConfidence: max(0, 1 − Σ pᵢ·|i − k| / D)", () => {
 
   it("matches the reference definition on assorted distributions for every scale length", () => {
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let n = 2; n <= 10; n++) {
       for (let trial = 0; trial < 20; trial++) {
         const raw = Array.from({ length: n }, () => random() ** 3);

@@ -20,7 +20,10 @@ const rotate = <T>(xs: readonly T[], by: number) => xs.map((_, i) => xs[(i + by)
 const choice = (keys: string[]): ChoiceQuestion => ({
   type: "choice",
   instructions: "which?",
-  criteria: keyed(keys, keys.map((k) => `about ${k}`)),
+  criteria: keyed(
+    keys,
+    keys.map((k) => `about ${k}`),
+  ),
 });
 
 describe("canonical order", () => {
@@ -49,7 +52,11 @@ describe("shift offsets", () => {
     expect(shiftOffsets(3)).toEqual([0, 1, 2]); // 0, 1.5, 0.75→0 (repeat), 2.25
     expect(shiftOffsets(4)).toEqual([0, 2, 1, 3]);
     expect(shiftOffsets(8)).toEqual([0, 4, 2, 6, 1, 5, 3, 7]);
-    for (let k = 2; k <= MAX_SHIFTS; k++) expect([...shiftOffsets(k)].sort((a, b) => a - b), `K=${k}`).toEqual([...Array(k).keys()]);
+    for (let k = 2; k <= MAX_SHIFTS; k++)
+      expect(
+        [...shiftOffsets(k)].sort((a, b) => a - b),
+        `K=${k}`,
+      ).toEqual([...Array(k).keys()]);
   });
 
   it("are capped at MAX_SHIFTS for K > 8, spread evenly around the cycle", () => {
@@ -91,7 +98,11 @@ describe("shift presentations", () => {
       expect(presentations(noul, mode)).toEqual([noul]);
     }
     const shown = presentations(choice(["b", "a", "c"]), "shift") as ChoiceQuestion[];
-    expect(shown.map((q) => Object.keys(q.criteria))).toEqual([["a", "c", "b"], ["c", "b", "a"], ["b", "a", "c"]]);
+    expect(shown.map((q) => Object.keys(q.criteria))).toEqual([
+      ["a", "c", "b"],
+      ["c", "b", "a"],
+      ["b", "a", "c"],
+    ]);
     expect(shown[1].criteria, "descriptions travel with their keys").toEqual({ c: "about c", b: "about b", a: "about a" });
   });
 
@@ -178,7 +189,10 @@ describe("answerInClientOrder", () => {
   });
 
   it("breaks a tie by the canonical order, so the choice does not depend on the client's", () => {
-    for (const keys of [["b", "a"], ["a", "b"]]) {
+    for (const keys of [
+      ["b", "a"],
+      ["a", "b"],
+    ]) {
       const client = choice(keys);
       const answer = answerInClientOrder(client, withOptionOrder(client, ["a", "b"]), [-1, -1], NEUTRAL_TEMPERATURES, false);
       expect(answer, show(answer)).toMatchObject({ choice: "a" });

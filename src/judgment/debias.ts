@@ -92,9 +92,7 @@ export function presentationOrders(keys: readonly string[], mode: DebiasMode): s
       return [canonicalOrder(keys)];
     case "shift": {
       const smallest = keys.indexOf(canonicalOrder(keys)[0]);
-      return shiftOffsets(keys.length).map((offset) =>
-        keys.map((_, i) => keys[(smallest + offset + i) % keys.length]),
-      );
+      return shiftOffsets(keys.length).map((offset) => keys.map((_, i) => keys[(smallest + offset + i) % keys.length]));
     }
   }
 }
@@ -106,7 +104,13 @@ export function presentations(question: Question, mode: DebiasMode): Question[] 
 }
 
 export function withOptionOrder(question: ChoiceQuestion, keys: readonly string[]): ChoiceQuestion {
-  return { ...question, criteria: keyed([...keys], keys.map((key) => question.criteria[key])) };
+  return {
+    ...question,
+    criteria: keyed(
+      [...keys],
+      keys.map((key) => question.criteria[key]),
+    ),
+  };
 }
 
 /**
@@ -157,18 +161,16 @@ export class PresentationAverage {
  * question as presented, or its canonical form), computed in that order and keyed in the
  * client's: `probabilities` and `logits` list the options as the client sent them.
  */
-export function answerInClientOrder(
-  question: Question,
-  shown: Question,
-  labelLogProbs: number[],
-  temperatures: Temperatures,
-  includeLogits: boolean,
-): Answer {
+export function answerInClientOrder(question: Question, shown: Question, labelLogProbs: number[], temperatures: Temperatures, includeLogits: boolean): Answer {
   const answer = buildAnswer(shown, labelLogProbs, temperatures);
   const logits = includeLogits ? keyedLogits(shown, labelLogProbs) : undefined;
   if (question.type !== "choice" || answer.type !== "choice") return logits ? { ...answer, logits } : answer;
   const keys = Object.keys(question.criteria);
-  const reorder = <T>(values: Record<string, T>) => keyed(keys, keys.map((key) => values[key]));
+  const reorder = <T>(values: Record<string, T>) =>
+    keyed(
+      keys,
+      keys.map((key) => values[key]),
+    );
   const probabilities = reorder(answer.probabilities);
   return logits ? { ...answer, probabilities, logits: reorder(logits) } : { ...answer, probabilities };
 }

@@ -1,7 +1,17 @@
 import { describe, expect, it } from "vitest";
 import type { Question } from "./schema.js";
 import { choiceLabels, NOUL_LABELS, scoreLabels } from "./labels.js";
-import { buildPrompt, COMPACT_CUES_SYSTEM_TEXT, DEFAULT_PROMPT_STYLE, promptStyleFor, promptStyleSetting, questionPrompt, SHORT_CUES_SYSTEM_TEXT, styledFor, SYSTEM_TEXT } from "./prompt.js";
+import {
+  buildPrompt,
+  COMPACT_CUES_SYSTEM_TEXT,
+  DEFAULT_PROMPT_STYLE,
+  promptStyleFor,
+  promptStyleSetting,
+  questionPrompt,
+  SHORT_CUES_SYSTEM_TEXT,
+  styledFor,
+  SYSTEM_TEXT,
+} from "./prompt.js";
 
 const show = (value: unknown) => JSON.stringify(value, null, 1);
 
@@ -110,7 +120,11 @@ describe("question text", () => {
   });
 
   it("choice: digits 1 to 9 for up to 9 options, letters from 10 options on (a digit label must stay one token)", () => {
-    const options = (n: number): Question => ({ type: "choice", instructions: "?", criteria: Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, null])) });
+    const options = (n: number): Question => ({
+      type: "choice",
+      instructions: "?",
+      criteria: Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, null])),
+    });
     for (let n = 2; n <= 9; n++) expect(questionPrompt(options(n)).labels, `n=${n}`).toEqual(Array.from({ length: n }, (_, i) => String(i + 1)));
     const ten = questionPrompt(options(10));
     expect(ten.labels, show(ten.labels)).toEqual(choiceLabels(10));
@@ -170,8 +184,12 @@ describe("short cues", () => {
     const prompt = buildPrompt("s", Object.values(QUESTIONS), short);
     expect(prompt.system).toBe(SHORT_CUES_SYSTEM_TEXT);
     expect(prompt.system.startsWith(SYSTEM_TEXT), prompt.system).toBe(true);
-    expect(questionPrompt(QUESTIONS.colour, short).text).toBe('Which colour is it?\n1. red: warm\n2. green\n3. blue: {\n  "hue": 240\n}\nAnswer with a number.');
-    expect(questionPrompt(QUESTIONS.urgent, short).text).toBe("Statement: It is urgent.\nIt holds when: needs action today\nIt does not hold when: can wait\nYes or No?");
+    expect(questionPrompt(QUESTIONS.colour, short).text).toBe(
+      'Which colour is it?\n1. red: warm\n2. green\n3. blue: {\n  "hue": 240\n}\nAnswer with a number.',
+    );
+    expect(questionPrompt(QUESTIONS.urgent, short).text).toBe(
+      "Statement: It is urgent.\nIt holds when: needs action today\nIt does not hold when: can wait\nYes or No?",
+    );
     expect(questionPrompt(QUESTIONS.severity, short).text).toBe('{\n  "ask": "How severe?"\n}\n0: none\n1\n2: [\n  "bad",\n  "very"\n]\nAnswer with a number.');
     expect(questionPrompt(QUESTIONS.many, short).text, "letters beyond 9 options say so").toMatch(/\nAnswer with a two-letter code\.$/);
   });

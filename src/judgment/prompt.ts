@@ -32,16 +32,13 @@ export interface JudgmentPrompt {
   auto?: boolean;
 }
 
-export const SYSTEM_TEXT =
-  "You are a careful, impartial judge. Read the state, then answer the question about it " +
-  "with nothing but the requested label.";
+export const SYSTEM_TEXT = "You are a careful, impartial judge. Read the state, then answer the question about it " + "with nothing but the requested label.";
 
 /**
  * The system text of the short cues: how every type is answered is said once per request here,
  * so each question carries only its own content and a short cue.
  */
-export const SHORT_CUES_SYSTEM_TEXT =
-  SYSTEM_TEXT + " Answer options and levels by their number or letters, statements with Yes or No.";
+export const SHORT_CUES_SYSTEM_TEXT = SYSTEM_TEXT + " Answer options and levels by their number or letters, statements with Yes or No.";
 
 /** The compact cues' system text: short cues for options and levels only (a statement keeps its full cue). */
 export const COMPACT_CUES_SYSTEM_TEXT = SYSTEM_TEXT + " Answer options and levels by their number or letters.";
@@ -156,9 +153,10 @@ function choicePrompt(instructions: unknown, options: [string, unknown][], style
     return text === "" ? `${labels[i]}. ${key}` : `${labels[i]}. ${key}: ${text}`;
   });
   const code = digits ? "number" : labels[0].length === 1 ? "letter" : "two-letter code";
-  const text = style.cues !== "full"
-    ? `${render(instructions)}\n${lines.join("\n")}\nAnswer with a ${code}.`
-    : `Question: ${render(instructions)}\nOptions:\n${lines.join("\n")}\nAnswer with the ${code} of the best option.`;
+  const text =
+    style.cues !== "full"
+      ? `${render(instructions)}\n${lines.join("\n")}\nAnswer with a ${code}.`
+      : `Question: ${render(instructions)}\nOptions:\n${lines.join("\n")}\nAnswer with the ${code} of the best option.`;
   return { text, labels };
 }
 
@@ -183,9 +181,9 @@ function scorePrompt(instructions: unknown, levels: unknown[], style: PromptStyl
     const text = render(description);
     return text === "" ? `${labels[i]}` : `${labels[i]}: ${text}`;
   });
-  const text = style.cues !== "full"
-    ? `${render(instructions)}\n${lines.join("\n")}\nAnswer with a number.`
-    : `Question: ${render(instructions)}\nLevels (lowest first):\n${lines.join("\n")}\n` +
-      "Answer with the number of the level that fits best.";
+  const text =
+    style.cues !== "full"
+      ? `${render(instructions)}\n${lines.join("\n")}\nAnswer with a number.`
+      : `Question: ${render(instructions)}\nLevels (lowest first):\n${lines.join("\n")}\n` + "Answer with the number of the level that fits best.";
   return { text, labels };
 }

@@ -17,7 +17,7 @@ function reverseKeys(value: unknown): unknown {
 const NESTED = {
   zeta: { y: 1, b: [{ q: true, a: null }, "text", [{ z: 1, a: 2 }]], a: "é" },
   alpha: [3, 2, 1],
-  "한국어": { "🎉": "party", " space": "x" },
+  한국어: { "🎉": "party", " space": "x" },
   mid: { deeper: { deepest: { k2: "v2", k1: "v1" } } },
 };
 

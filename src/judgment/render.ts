@@ -53,7 +53,10 @@ function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === "object") {
     const keys = Object.keys(value).sort();
-    return keyed(keys, keys.map((key) => sortKeys((value as Record<string, unknown>)[key])));
+    return keyed(
+      keys,
+      keys.map((key) => sortKeys((value as Record<string, unknown>)[key])),
+    );
   }
   return value;
 }

@@ -13,11 +13,9 @@ export const MAX_SCORE_LEVELS = 10;
 export const MIN_SCORE_LEVELS = 2;
 
 /** The message for a wrong value, or "is required" when the field is missing altogether. */
-export const explain = (message: string) => (issue: { input: unknown }) =>
-  issue.input === undefined ? "is required" : message;
+export const explain = (message: string) => (issue: { input: unknown }) => (issue.input === undefined ? "is required" : message);
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * `z.record(z.string(), value)` that keeps every key. zod's own record silently drops a key
@@ -33,9 +31,7 @@ export function recordOf<V extends z.ZodType>(value: V, valueSchemaName: string,
 }
 
 /** Any JSON object, passed through untouched (so a "__proto__" key in a state survives). */
-const JsonObject = z
-  .custom<Record<string, unknown>>(isPlainObject, { error: "must be an object" })
-  .meta({ type: "object" });
+const JsonObject = z.custom<Record<string, unknown>>(isPlainObject, { error: "must be an object" }).meta({ type: "object" });
 
 /** Any JSON array, passed through untouched: a copy would lose the number texts the body reader recorded. */
 const JsonArray = z.custom<unknown[]>(Array.isArray, { error: "must be an array" }).meta({ type: "array", items: {} });
@@ -64,10 +60,9 @@ const ChoiceQuestion = z
     instructions: OptionalContent,
     criteria: recordOf(OptionalContent, "OptionalContent", explain("choice criteria must be an object of option key to description"))
       .refine(noEmptyKeys("option keys").check, { error: noEmptyKeys("option keys").error })
-      .refine(
-        (c) => Object.keys(c).length >= MIN_CHOICE_OPTIONS && Object.keys(c).length <= MAX_CHOICE_OPTIONS,
-        { error: `choice needs between ${MIN_CHOICE_OPTIONS} and ${MAX_CHOICE_OPTIONS} options` },
-      ),
+      .refine((c) => Object.keys(c).length >= MIN_CHOICE_OPTIONS && Object.keys(c).length <= MAX_CHOICE_OPTIONS, {
+        error: `choice needs between ${MIN_CHOICE_OPTIONS} and ${MAX_CHOICE_OPTIONS} options`,
+      }),
   })
   .meta({ id: "ChoiceQuestion" });
 
@@ -109,13 +104,10 @@ export type ScoreQuestion = z.infer<typeof ScoreQuestion>;
 const Probability = z.number().min(0).max(1);
 
 /** Present only when the request asked for `include_logits`: keyed like `probabilities`. */
-const Logits = z
-  .record(z.string(), z.number().nullable())
-  .optional()
-  .meta({
-    description:
-      'Raw log P of each label before calibration; noul is keyed "true" and "false". null is log 0 (−∞, which JSON cannot write): a label the model rules out.',
-  });
+const Logits = z.record(z.string(), z.number().nullable()).optional().meta({
+  description:
+    'Raw log P of each label before calibration; noul is keyed "true" and "false". null is log 0 (−∞, which JSON cannot write): a label the model rules out.',
+});
 
 /** Present only when the request asked for `x_diagnostics`. */
 const DiagnosticFields = {
@@ -156,4 +148,3 @@ const ScoreAnswer = z
 
 export const Answer = z.union([ChoiceAnswer, NoulAnswer, ScoreAnswer]).meta({ id: "Answer" });
 export type Answer = z.infer<typeof Answer>;
-

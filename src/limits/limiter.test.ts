@@ -79,8 +79,20 @@ describe.each(backends)("$name", ({ start }) => {
   it("allows exactly `limit` hits in a window, counting `remaining` down, and refuses the rest", async () => {
     const decisions = await hits("client", 8, 5, await freshWindow(limiter, windowMs));
     const all = JSON.stringify(decisions);
-    expect(outcome(decisions), all).toEqual([[true, 4], [true, 3], [true, 2], [true, 1], [true, 0], [false, 0], [false, 0], [false, 0]]);
-    expect(decisions.every((each) => each.limit === 5 && each.resetMs > 0 && each.resetMs <= windowMs), all).toBe(true);
+    expect(outcome(decisions), all).toEqual([
+      [true, 4],
+      [true, 3],
+      [true, 2],
+      [true, 1],
+      [true, 0],
+      [false, 0],
+      [false, 0],
+      [false, 0],
+    ]);
+    expect(
+      decisions.every((each) => each.limit === 5 && each.resetMs > 0 && each.resetMs <= windowMs),
+      all,
+    ).toBe(true);
   });
 
   it("starts over when the next window begins", async () => {
@@ -90,8 +102,16 @@ describe.each(backends)("$name", ({ start }) => {
     const second = await hits("client", 3, 2, offsetMs);
     const all = JSON.stringify({ first, second });
     expect([outcome(first), outcome(second)], all).toEqual([
-      [[true, 1], [true, 0], [false, 0]],
-      [[true, 1], [true, 0], [false, 0]],
+      [
+        [true, 1],
+        [true, 0],
+        [false, 0],
+      ],
+      [
+        [true, 1],
+        [true, 0],
+        [false, 0],
+      ],
     ]);
   });
 
@@ -102,7 +122,12 @@ describe.each(backends)("$name", ({ start }) => {
       for (const key of ["a", "b"]) decisions.push({ key, ...(await limiter.hit({ key, limit: 3, windowMs, offsetMs })) });
     }
     const byKey = (key: string) => outcome(decisions.filter((each) => each.key === key));
-    const expected = [[true, 2], [true, 1], [true, 0], [false, 0]];
+    const expected = [
+      [true, 2],
+      [true, 1],
+      [true, 0],
+      [false, 0],
+    ];
     expect([byKey("a"), byKey("b")], JSON.stringify(decisions)).toEqual([expected, expected]);
   });
 
@@ -116,10 +141,20 @@ describe.each(backends)("$name", ({ start }) => {
     await sleep(Math.max(before.late[2].resetMs, before.wrapped[2].resetMs) + 20);
     for (const [key, offsetMs] of Object.entries(offsets)) after[key] = await hits(key, 1, 2, offsetMs);
     const all = JSON.stringify({ before, after });
-    const exhausted = [[true, 1], [true, 0], [false, 0]];
+    const exhausted = [
+      [true, 1],
+      [true, 0],
+      [false, 0],
+    ];
     expect([outcome(before.early), outcome(before.late), outcome(before.wrapped)], all).toEqual([exhausted, exhausted, exhausted]);
-    expect(before.early.every((each) => each.resetMs > windowMs / 2), all).toBe(true);
-    expect([...before.late, ...before.wrapped].every((each) => each.resetMs <= windowMs / 2), all).toBe(true);
+    expect(
+      before.early.every((each) => each.resetMs > windowMs / 2),
+      all,
+    ).toBe(true);
+    expect(
+      [...before.late, ...before.wrapped].every((each) => each.resetMs <= windowMs / 2),
+      all,
+    ).toBe(true);
     expect([outcome(after.early), outcome(after.late), outcome(after.wrapped)], all).toEqual([[[false, 0]], [[true, 1]], [[true, 1]]]);
   });
 
@@ -135,8 +170,14 @@ describe.each(backends)("$name", ({ start }) => {
     const all = JSON.stringify(decisions);
     expect(allowed.length, all).toBe(150);
     // Each count was handed out once: no two hits saw the same count.
-    expect(allowed.map((each) => each.remaining).sort((a, b) => a - b), all).toEqual(Array.from({ length: 150 }, (_, i) => i));
-    expect(decisions.filter((each) => !each.allowed).every((each) => each.remaining === 0), all).toBe(true);
+    expect(
+      allowed.map((each) => each.remaining).sort((a, b) => a - b),
+      all,
+    ).toEqual(Array.from({ length: 150 }, (_, i) => i));
+    expect(
+      decisions.filter((each) => !each.allowed).every((each) => each.remaining === 0),
+      all,
+    ).toBe(true);
   });
 
   it("answers ping while its backend is up", async () => {
@@ -159,7 +200,10 @@ describe("Redis limiter", () => {
 
   async function expectUnavailable(attempt: Promise<unknown>, where: string): Promise<void> {
     const started = Date.now();
-    const outcome = await attempt.then((value) => ({ resolved: value }), (error: unknown) => error);
+    const outcome = await attempt.then(
+      (value) => ({ resolved: value }),
+      (error: unknown) => error,
+    );
     expect(outcome, String(JSON.stringify(outcome) ?? outcome)).toBeInstanceOf(LimiterUnavailableError);
     expect((outcome as Error).message).toContain(`Redis at ${where} is unreachable`);
     expect(Date.now() - started).toBeLessThan(5000);
@@ -168,7 +212,10 @@ describe("Redis limiter", () => {
   it("keeps one hash per limited key, expiring when its window ends", async () => {
     const prefix = `test:${process.pid}:${randomUUID()}:`;
     const redis = new Redis(REDIS_TEST_URL);
-    cleanup.push(() => deleteRedisKeys(prefix), async () => redis.disconnect());
+    cleanup.push(
+      () => deleteRedisKeys(prefix),
+      async () => redis.disconnect(),
+    );
     const decision = await limiterAt(REDIS_TEST_URL, prefix).hit(input);
     const [keys, fields, ttl] = await Promise.all([redis.keys(`${prefix}*`), redis.hgetall(`${prefix}client`), redis.pttl(`${prefix}client`)]);
     expect({ keys, fields: Object.keys(fields).sort(), n: fields.n }).toEqual({ keys: [`${prefix}client`], fields: ["n", "w"], n: "1" });

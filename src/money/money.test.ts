@@ -13,9 +13,8 @@ describe("euro amounts", () => {
     expect(parseEuros(text)).toBe(micros);
   });
 
-  it.each(["-1", "1e3", "1.0000001", "", ".5", "1.", "abc", "1,50", "0x10", "NaN", "Infinity"])(
-    "refuse %j",
-    (text) => expect(parseEuros(text)).toBeUndefined(),
+  it.each(["-1", "1e3", "1.0000001", "", ".5", "1.", "abc", "1,50", "0x10", "NaN", "Infinity"])("refuse %j", (text) =>
+    expect(parseEuros(text)).toBeUndefined(),
   );
 
   it.each([

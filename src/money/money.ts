@@ -27,7 +27,10 @@ export function formatEuros(micros: number | bigint): string {
   const sign = value < 0n ? "-" : "";
   const magnitude = value < 0n ? -value : value;
   const whole = magnitude / MICROS_PER_EURO;
-  const fraction = (magnitude % MICROS_PER_EURO).toString().padStart(6, "0").replace(/0{1,4}$/, "");
+  const fraction = (magnitude % MICROS_PER_EURO)
+    .toString()
+    .padStart(6, "0")
+    .replace(/0{1,4}$/, "");
   return `${sign}${whole}.${fraction}`;
 }
 

@@ -26,13 +26,5 @@ export function monthsAfter(anchor: number, months: number): number {
   const year = a.getUTCFullYear();
   const month = a.getUTCMonth() + months;
   const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
-  return Date.UTC(
-    year,
-    month,
-    Math.min(a.getUTCDate(), lastDay),
-    a.getUTCHours(),
-    a.getUTCMinutes(),
-    a.getUTCSeconds(),
-    a.getUTCMilliseconds(),
-  );
+  return Date.UTC(year, month, Math.min(a.getUTCDate(), lastDay), a.getUTCHours(), a.getUTCMinutes(), a.getUTCSeconds(), a.getUTCMilliseconds());
 }

@@ -43,7 +43,10 @@ async function reference(question: Question): Promise<{ mass: number; top: boole
   const template = createChatPromptTemplate(resolveChatWrapper(model));
   // Styled as the service styles it for this template (JUDGE_PROMPT_CUES=auto).
   const prompt = buildPrompt(STATE, [question], promptStyleFor(template.family));
-  const tokens = [...template.prefix(prompt.system, prompt.state).tokenize(model.tokenizer), ...template.suffix(prompt.questions[0].text).tokenize(model.tokenizer)];
+  const tokens = [
+    ...template.prefix(prompt.system, prompt.state).tokenize(model.tokenizer),
+    ...template.suffix(prompt.questions[0].text).tokenize(model.tokenizer),
+  ];
   const context = await model.createContext({ contextSize: 2048, sequences: 1, threads: 1, flashAttention: false });
   try {
     const logits = (await evaluateWithoutLoneToken(context.getSequence(), tokens as Token[]))!;

@@ -97,7 +97,10 @@ export function pickModel(
   if (!model) {
     const served = models.defaultModel.id;
     const message = models.declared
-      ? `unknown model "${name}"; this server answers with ${models.accepted(routeAliases).map((n) => `"${n}"`).join(", ")} (no model: "${served}")`
+      ? `unknown model "${name}"; this server answers with ${models
+          .accepted(routeAliases)
+          .map((n) => `"${n}"`)
+          .join(", ")} (no model: "${served}")`
       : `unknown model "${name}"; this server answers with "${served}" (also accepted: ${routeAliases.join(", ")})`;
     return { code: "unknown_model", message };
   }

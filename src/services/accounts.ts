@@ -1,6 +1,18 @@
 import { periodContaining, type Period, DAY_MS } from "../money/periods.js";
 import { MAX_ACCOUNT_PAGE } from "../store/accounts.js";
-import type { Account, AccountListing, AccountPageQuery, AdminActor, DailyUsage, ModelUsage, LedgerActivity, LedgerEntry, Plan, Store, Usage } from "../store/types.js";
+import type {
+  Account,
+  AccountListing,
+  AccountPageQuery,
+  AdminActor,
+  DailyUsage,
+  ModelUsage,
+  LedgerActivity,
+  LedgerEntry,
+  Plan,
+  Store,
+  Usage,
+} from "../store/types.js";
 
 /** An account with its plan and this period's usage: what the admin API and the CLI both show. */
 export interface AccountSummary {

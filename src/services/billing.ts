@@ -90,7 +90,16 @@ export function createBillingService(store: Store, now: () => number): BillingSe
       // skips it (a plan changed meanwhile applies from the next request, as its price does).
       const allowanceMayPay = terms.allowanceQuestions >= questions;
       const { model, ...rest } = input;
-      const hold = { ...rest, questions, accountId: payer.accountId, keyId: payer.keyId, periodStart, amountMicro, allowanceMayPay, ...(model && { model: model.id }) };
+      const hold = {
+        ...rest,
+        questions,
+        accountId: payer.accountId,
+        keyId: payer.keyId,
+        periodStart,
+        amountMicro,
+        allowanceMayPay,
+        ...(model && { model: model.id }),
+      };
       const outcome = await store.billing.reserve(hold);
       if (outcome.ok) {
         heldWith.set(outcome.reservation, { terms, multiplierMilli });

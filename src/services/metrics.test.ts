@@ -55,6 +55,9 @@ describe("meterEngine", () => {
     const metrics = createMetrics();
     meterEngine(hangingEngine(), metrics);
     const now = await samples(metrics);
-    expect(now.filter((s) => s.name === "judge_engine_prefix_tokens_total"), JSON.stringify(now.slice(0, 3))).toEqual([]);
+    expect(
+      now.filter((s) => s.name === "judge_engine_prefix_tokens_total"),
+      JSON.stringify(now.slice(0, 3)),
+    ).toEqual([]);
   });
 });

@@ -78,7 +78,12 @@ export function createMetrics(): Metrics {
     buckets: HTTP_BUCKETS,
     registers,
   });
-  const busy = new Counter({ name: "judge_engine_busy_seconds_total", help: "Time the model spent evaluating, as the engine reports it (waiting excluded).", labelNames: ["model"] as const, registers });
+  const busy = new Counter({
+    name: "judge_engine_busy_seconds_total",
+    help: "Time the model spent evaluating, as the engine reports it (waiting excluded).",
+    labelNames: ["model"] as const,
+    registers,
+  });
   const tokens = new Counter({ name: "judge_engine_input_tokens_total", help: "Input tokens the model read.", labelNames: ["model"] as const, registers });
   const storeLatency = new Histogram({
     name: "judge_store_operation_duration_seconds",

@@ -78,8 +78,7 @@ export function createAccountsRepository(database: Database, now: () => number, 
       );
       return (await get(id))!;
     },
-    list: async () =>
-      (await db.selectFrom("accounts").select(COLUMNS).orderBy("created_at").orderBy("id").execute()).map(toAccount),
+    list: async () => (await db.selectFrom("accounts").select(COLUMNS).orderBy("created_at").orderBy("id").execute()).map(toAccount),
     get,
     page: (query) => accountPage(db, now(), query),
     async setPlan(accountId, plan, by) {
@@ -148,7 +147,11 @@ async function accountPage(db: Queries, now: number, query: AccountPageQuery): P
         eb(
           "u.period_start",
           "=",
-          eb.selectFrom("plan_usage as l").select((e) => e.fn.max("l.period_start").as("latest")).whereRef("l.account_id", "=", "a.id").where("l.period_start", "<=", now),
+          eb
+            .selectFrom("plan_usage as l")
+            .select((e) => e.fn.max("l.period_start").as("latest"))
+            .whereRef("l.account_id", "=", "a.id")
+            .where("l.period_start", "<=", now),
         ),
       ),
     )
@@ -159,7 +162,13 @@ async function accountPage(db: Queries, now: number, query: AccountPageQuery): P
     .orderBy("a.id")
     .execute();
   // Past the last page no row carries the total: count apart (a rare, cheap query).
-  const total = rows[0]?.total ?? (await matching(db, search).select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow()).n;
+  const total =
+    rows[0]?.total ??
+    (
+      await matching(db, search)
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .executeTakeFirstOrThrow()
+    ).n;
   const accounts = rows.map((row) => ({
     account: toAccount(row),
     plan: {
@@ -180,7 +189,5 @@ function matching(db: Queries, search: string) {
   const accounts = db.selectFrom("accounts as a");
   if (search === "") return accounts;
   // lower() on both sides: the database folds case the same way for the name and the pattern.
-  return accounts.where((eb) =>
-    eb.or([sql<boolean>`lower(a.name) LIKE lower(${containing(search)}) ESCAPE '\\'`, eb("a.id", "=", search)]),
-  );
+  return accounts.where((eb) => eb.or([sql<boolean>`lower(a.name) LIKE lower(${containing(search)}) ESCAPE '\\'`, eb("a.id", "=", search)]));
 }

@@ -51,7 +51,8 @@ export function createAdminTokensRepository(database: Database, now: () => numbe
           () => ({ action: "admin_token.create", object: { kind: "admin_token", id: record.id }, details: { name, prefix: record.prefix } }),
         );
       } catch (error) {
-        if (database.isUniqueViolation(error)) throw new StoreError("invalid_input", `An active admin token is already named ${name}; choose another name or revoke it first`);
+        if (database.isUniqueViolation(error))
+          throw new StoreError("invalid_input", `An active admin token is already named ${name}; choose another name or revoke it first`);
         throw error;
       }
       return { token, record };
@@ -67,12 +68,19 @@ export function createAdminTokensRepository(database: Database, now: () => numbe
         by,
         async (trx) => {
           // Revoking twice keeps the first revocation time, and records nothing new.
-          const result = await trx.updateTable("admin_tokens").set({ revoked_at: now() }).where("id", "=", match.id).where("revoked_at", "is", null).executeTakeFirst();
+          const result = await trx
+            .updateTable("admin_tokens")
+            .set({ revoked_at: now() })
+            .where("id", "=", match.id)
+            .where("revoked_at", "is", null)
+            .executeTakeFirst();
           const record = toRecord(await trx.selectFrom("admin_tokens").select(COLUMNS).where("id", "=", match.id).executeTakeFirstOrThrow());
           return { record, changed: result.numUpdatedRows > 0n };
         },
         ({ record, changed }) =>
-          changed ? { action: "admin_token.revoke", object: { kind: "admin_token", id: record.id }, details: { name: record.name, prefix: record.prefix } } : undefined,
+          changed
+            ? { action: "admin_token.revoke", object: { kind: "admin_token", id: record.id }, details: { name: record.name, prefix: record.prefix } }
+            : undefined,
       ).then(({ record }) => record);
     },
     async authenticate(plaintextToken) {

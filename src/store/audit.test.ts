@@ -34,7 +34,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     await store.accounts.setDisabled(account.id, true, alice);
     await store.accounts.setDisabled(account.id, false, alice);
     const entries = await log(store);
-    expect(entries.map((e) => [e.actor, e.action, e.objectKind, e.objectId]), show(entries)).toEqual([
+    expect(
+      entries.map((e) => [e.actor, e.action, e.objectKind, e.objectId]),
+      show(entries),
+    ).toEqual([
       ["token:alice", "account.enable", "account", account.id],
       ["token:alice", "account.disable", "account", account.id],
       ["token:alice", "balance.adjust", "account", account.id],
@@ -103,9 +106,15 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     await store.keys.create({ accountId: a.id }, cli);
     await store.ledger.topUp(b.id, 5, undefined, cli);
     const first = await store.audit.page({ limit: 2 });
-    expect(first.entries.map((e) => e.action), show(first)).toEqual(["balance.top_up", "key.create"]);
+    expect(
+      first.entries.map((e) => e.action),
+      show(first),
+    ).toEqual(["balance.top_up", "key.create"]);
     const second = await store.audit.page({ limit: 2, before: first.nextBefore! });
-    expect(second.entries.map((e) => e.objectId), show(second)).toEqual([b.id, a.id]);
+    expect(
+      second.entries.map((e) => e.objectId),
+      show(second),
+    ).toEqual([b.id, a.id]);
     expect(second.nextBefore).toBeNull();
     expect((await log(store, a.id)).map((e) => e.action)).toEqual(["key.create", "account.create"]);
   });
@@ -134,9 +143,15 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     await store.adminTokens.revoke(record.id, cli);
     clock.advance(1);
     const again = await store.adminTokens.create({ name: "alice" }, cli);
-    expect((await store.adminTokens.list()).map((r) => [r.name, r.revokedAt === null])).toEqual([["alice", false], ["alice", true]]);
+    expect((await store.adminTokens.list()).map((r) => [r.name, r.revokedAt === null])).toEqual([
+      ["alice", false],
+      ["alice", true],
+    ]);
     const entries = await log(store);
-    expect(entries.map((e) => [e.action, e.objectId]), show(entries)).toEqual([
+    expect(
+      entries.map((e) => [e.action, e.objectId]),
+      show(entries),
+    ).toEqual([
       ["admin_token.create", again.record.id],
       ["admin_token.revoke", record.id],
       ["admin_token.create", record.id],
@@ -149,7 +164,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     const raw = await test.raw();
     const previous = MIGRATIONS.findIndex((m) => m.name === auditMigration.name);
     await migrate(raw, { migrations: MIGRATIONS.slice(0, previous) });
-    await raw.db.insertInto("accounts").values({ id: "acct_old", name: "Old", created_at: 1, plan_id: "plan_default" } as never).execute();
+    await raw.db
+      .insertInto("accounts")
+      .values({ id: "acct_old", name: "Old", created_at: 1, plan_id: "plan_default" } as never)
+      .execute();
     const current = await test.store({ now: clock.now });
     expect((await current.accounts.get("acct_old"))?.disabledAt).toBeNull();
     const { key } = await current.keys.create({ accountId: "acct_old" });

@@ -60,7 +60,11 @@ export function createAuditRepository(database: Database): AuditRepository {
   return {
     async page(query) {
       const limit = Math.min(Math.max(1, Math.trunc(query.limit)), MAX_AUDIT_PAGE);
-      let select = db.selectFrom("audit_log").selectAll().orderBy("id", "desc").limit(limit + 1);
+      let select = db
+        .selectFrom("audit_log")
+        .selectAll()
+        .orderBy("id", "desc")
+        .limit(limit + 1);
       if (query.accountId !== undefined) select = select.where("account_id", "=", query.accountId);
       if (query.before !== undefined) select = select.where("id", "<", query.before);
       const rows = await select.execute();

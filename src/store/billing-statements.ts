@@ -27,9 +27,7 @@ export function billingStatements(database: Database) {
        WHERE a.id = ?`,
     ),
     /** Params: accountId, periodStart. */
-    openPeriod: s<never>(
-      `INSERT INTO plan_usage (account_id, period_start) VALUES (?, ?) ON CONFLICT (account_id, period_start) DO NOTHING`,
-    ),
+    openPeriod: s<never>(`INSERT INTO plan_usage (account_id, period_start) VALUES (?, ?) ON CONFLICT (account_id, period_start) DO NOTHING`),
     /**
      * Params: questions, accountId, periodStart, questions, accountId. The allowance is read in
      * the same statement as the debit, so a plan change cannot slip between them.
@@ -67,15 +65,11 @@ export function billingStatements(database: Database) {
     /** Params: amountMicro, keyId. */
     releaseOnKey: s<{ id: string }>(`UPDATE api_keys SET held_micro = held_micro - ? WHERE id = ? RETURNING id`),
     /** Params: heldMicro, amountMicro, keyId. */
-    chargeKey: s<{ id: string }>(
-      `UPDATE api_keys SET held_micro = held_micro - ?, spent_micro = spent_micro + ? WHERE id = ? RETURNING id`,
-    ),
+    chargeKey: s<{ id: string }>(`UPDATE api_keys SET held_micro = held_micro - ?, spent_micro = spent_micro + ? WHERE id = ? RETURNING id`),
     /** Params: id. Deleting is how settle, release and the sweeper agree: whoever deletes the row owns it. */
     take: s<ReservationRow>(`DELETE FROM reservations WHERE id = ? RETURNING *`),
     /** Params: questions, accountId, periodStart. */
-    releaseOnPlan: s<{ account_id: string }>(
-      `UPDATE plan_usage SET reserved = reserved - ? WHERE account_id = ? AND period_start = ? RETURNING account_id`,
-    ),
+    releaseOnPlan: s<{ account_id: string }>(`UPDATE plan_usage SET reserved = reserved - ? WHERE account_id = ? AND period_start = ? RETURNING account_id`),
     /** Params: amountMicro, accountId. */
     releaseOnBalance: s<{ id: string }>(`UPDATE accounts SET reserved_micro = reserved_micro - ? WHERE id = ? RETURNING id`),
     /** Params: account_id, at, kind, amount_micro, questions, input_tokens, period_start, request_id, key_id, model. */

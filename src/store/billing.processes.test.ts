@@ -167,8 +167,14 @@ describe.each(STORE_ENGINES)(`${WORKERS} processes racing on one %s database`, (
     const now = Date.now();
     const results = await workers.run<HitResult>({ kind: "hit", accountId: id, attempts: 25, now });
     const message = JSON.stringify(results);
-    expect(results.reduce((n, r) => n + r.allowed, 0), message).toBe(limit);
-    expect(results.reduce((n, r) => n + r.denied, 0), message).toBe(WORKERS * 25 - limit);
+    expect(
+      results.reduce((n, r) => n + r.allowed, 0),
+      message,
+    ).toBe(limit);
+    expect(
+      results.reduce((n, r) => n + r.denied, 0),
+      message,
+    ).toBe(WORKERS * 25 - limit);
     const remaining = results.flatMap((r) => r.remaining).sort((x, y) => x - y);
     expect(remaining, message).toEqual(Array.from({ length: limit }, (_, i) => i));
   });

@@ -1,14 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { periodContaining } from "../money/periods.js";
 import { UnknownAccountError } from "../services/errors.js";
-import {
-  billingStores,
-  expectedCharge,
-  expectedRefusalMessage,
-  holdFor,
-  refusalOf,
-  reservationRows,
-} from "../testing/billing-store.js";
+import { billingStores, expectedCharge, expectedRefusalMessage, holdFor, refusalOf, reservationRows } from "../testing/billing-store.js";
 import { STORE_ENGINES } from "../testing/databases.js";
 
 /**
@@ -29,7 +22,8 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     /** The store's mechanism alone: the outcome, never thrown. */
     const reserve = async (questions: number, inputTokens: number) =>
       fixture.store.billing.reserve(holdFor(await fixture.payer(), fixture.clock.now(), request(questions, inputTokens)));
-    const usage = async () => (await fixture.store.ledger.usage(fixture.accountId, periodContaining((await fixture.payer()).terms.createdAt, fixture.clock.now())))!;
+    const usage = async () =>
+      (await fixture.store.ledger.usage(fixture.accountId, periodContaining((await fixture.payer()).terms.createdAt, fixture.clock.now())))!;
     const entries = async () => (await fixture.store.ledger.entries(fixture.accountId, { limit: 500 })).reverse();
     const checked = async () => {
       const check = await fixture.store.ledger.check();
@@ -143,7 +137,13 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
   describe("402: a request nothing can pay changes nothing", () => {
     const cases = [
       ["no allowance and no balance", { allowanceQuestions: 0 }, 0, 1, { planUsed: 0, allowance: 0, balanceMicro: 0, heldMicro: 0 }],
-      ["allowance one question short, balance one micro-euro short", { allowanceQuestions: 2 }, 99, 2, { planUsed: 1, allowance: 2, balanceMicro: 99, heldMicro: 0 }],
+      [
+        "allowance one question short, balance one micro-euro short",
+        { allowanceQuestions: 2 },
+        99,
+        2,
+        { planUsed: 1, allowance: 2, balanceMicro: 99, heldMicro: 0 },
+      ],
     ] as const;
     for (const [name, plan, balanceMicro, questions, standing] of cases) {
       it(`${name}: every table is unchanged`, async () => {
@@ -155,9 +155,7 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
         const before = await t.database.dump();
         const refused = await refusalOf(t.held(questions, 100));
         expect(refused.standing, refused.message).toEqual(standing);
-        expect(refused.message).toBe(
-          expectedRefusalMessage({ questions, chargeMicro: 100 }, { left: standing.allowance - standing.planUsed, balanceMicro }),
-        );
+        expect(refused.message).toBe(expectedRefusalMessage({ questions, chargeMicro: 100 }, { left: standing.allowance - standing.planUsed, balanceMicro }));
         expect(await t.database.dump()).toEqual(before);
         await t.billing.settle(inFlight);
         await t.checked();
@@ -185,7 +183,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       expect(await t.store.billing.settle(r)).toBeUndefined();
       expect(await t.store.billing.release(r.id), "release after settle").toBe(false);
       const entries = await t.entries();
-      expect(entries.filter((e) => e.kind === "charge"), JSON.stringify(entries)).toHaveLength(1);
+      expect(
+        entries.filter((e) => e.kind === "charge"),
+        JSON.stringify(entries),
+      ).toHaveLength(1);
       expect(await t.usage()).toMatchObject({ balanceMicro: 900, reservedMicro: 0 });
       await t.checked();
     });
@@ -203,7 +204,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       });
       expect(await t.usage()).toMatchObject({ balanceMicro: 860, reservedMicro: 0 });
       const charges = (await t.entries()).filter((e) => e.kind === "charge");
-      expect(charges.map((e) => [e.amountMicro, e.inputTokens]), JSON.stringify(charges)).toEqual([
+      expect(
+        charges.map((e) => [e.amountMicro, e.inputTokens]),
+        JSON.stringify(charges),
+      ).toEqual([
         [-40, 40],
         [-100, 100],
       ]);

@@ -1,7 +1,7 @@
 import { billingStatements, type ReservationRow } from "./billing-statements.js";
 import type { Database, Queries } from "./database.js";
 import { newId } from "./random.js";
-import type { BillingRepository, BilledTo, HoldRequest, Reservation, ReserveOutcome, Standing } from "./types.js";
+import type { BillingRepository, HoldRequest, Reservation, ReserveOutcome, Standing } from "./types.js";
 
 /** How long a completed request's response is replayed for its Idempotency-Key. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -98,7 +98,13 @@ export function createBillingRepository(database: Database, now: () => number, r
         const at = now();
         if (input.idempotencyKey !== undefined) {
           // The claim lives as long as the hold: a retry cannot take the key while this request may still settle.
-          const [kept] = await st.keepIdempotencyClaim.all(trx, [at + reservationTtlMs, at + reservationTtlMs, input.accountId, input.idempotencyKey, input.requestId]);
+          const [kept] = await st.keepIdempotencyClaim.all(trx, [
+            at + reservationTtlMs,
+            at + reservationTtlMs,
+            input.accountId,
+            input.idempotencyKey,
+            input.requestId,
+          ]);
           if (!kept) return { ok: false, reason: "idempotency_key_lost" } as const;
         }
         const before = await readStanding(st, trx, input.accountId, input.periodStart);
@@ -119,7 +125,20 @@ export function createBillingRepository(database: Database, now: () => number, r
           model: input.model ?? null,
         };
         const { id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, key_id, model } = row;
-        await st.insertReservation.all(trx, [id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, at, key_id, model]);
+        await st.insertReservation.all(trx, [
+          id,
+          account_id,
+          billed_to,
+          questions,
+          input_tokens,
+          amount_micro,
+          period_start,
+          request_id,
+          expires_at,
+          at,
+          key_id,
+          model,
+        ]);
         // The returned hold names the request's key even when the allowance pays, so its ledger entry does.
         return { ok: true, reservation: { ...toReservation(row), keyId: input.keyId ?? null }, standing: withChanged(before, changed) } as const;
       });
@@ -178,7 +197,18 @@ export function createBillingRepository(database: Database, now: () => number, r
       // Everything that needs no lock on the account's or the period's row comes first.
       const before = (await readStanding(st, trx, row.account_id, period))!;
       const kind = plan ? "plan" : "charge";
-      await st.insertLedger.all(trx, [row.account_id, at, kind, -amount, row.questions, tokens, plan ? row.period_start : null, row.request_id, reservation.keyId ?? null, row.model]);
+      await st.insertLedger.all(trx, [
+        row.account_id,
+        at,
+        kind,
+        -amount,
+        row.questions,
+        tokens,
+        plan ? row.period_start : null,
+        row.request_id,
+        reservation.keyId ?? null,
+        row.model,
+      ]);
       const changed = plan
         ? theOnly(await st.chargePlan.all(trx, [row.questions, row.questions, row.account_id, row.period_start]), "settle")
         : theOnly(await st.chargeBalance.all(trx, [row.amount_micro, amount, row.account_id]), "settle");
@@ -188,7 +218,10 @@ export function createBillingRepository(database: Database, now: () => number, r
       const result = { billedTo: row.billed_to, standing: reported };
       if (idempotency) {
         const response = JSON.stringify({ body: idempotency.body, ...result });
-        theOnly(await st.completeIdempotencyKey.all(trx, [response, at + IDEMPOTENCY_RETENTION_MS, row.account_id, idempotency.key, row.request_id]), "completing the idempotency key");
+        theOnly(
+          await st.completeIdempotencyKey.all(trx, [response, at + IDEMPOTENCY_RETENTION_MS, row.account_id, idempotency.key, row.request_id]),
+          "completing the idempotency key",
+        );
       }
       return result;
     });

@@ -10,11 +10,7 @@ export interface RateWindowsRepository {
   sweep(): Promise<number>;
 }
 
-export type IdempotencyClaim =
-  | { kind: "claimed" }
-  | { kind: "replay"; response: StoredResponse }
-  | { kind: "running" }
-  | { kind: "mismatch" };
+export type IdempotencyClaim = { kind: "claimed" } | { kind: "replay"; response: StoredResponse } | { kind: "running" } | { kind: "mismatch" };
 
 export interface IdempotencyRepository {
   claim(input: { accountId: string; key: string; requestHash: string; owner: string }): Promise<IdempotencyClaim>;

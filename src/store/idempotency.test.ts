@@ -124,13 +124,17 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       const second = await t.database.store({ now: t.clock.now, reservationTtlMs: TTL });
       const stores = [t.store, second];
       const claims = await Promise.all(
-        Array.from({ length: 20 }, (_, i) =>
-          stores[i % 2]!.idempotency.claim({ accountId: t.accountId, key: "raced", requestHash: "h", owner: `req_${i}` }),
-        ),
+        Array.from({ length: 20 }, (_, i) => stores[i % 2]!.idempotency.claim({ accountId: t.accountId, key: "raced", requestHash: "h", owner: `req_${i}` })),
       );
       const message = JSON.stringify(claims);
-      expect(claims.filter((c) => c.kind === "claimed"), message).toHaveLength(1);
-      expect(claims.filter((c) => c.kind === "running"), message).toHaveLength(19);
+      expect(
+        claims.filter((c) => c.kind === "claimed"),
+        message,
+      ).toHaveLength(1);
+      expect(
+        claims.filter((c) => c.kind === "running"),
+        message,
+      ).toHaveLength(19);
       const owner = `req_${claims.findIndex((c) => c.kind === "claimed")}`;
       const rows = await t.database.dump();
       expect(rows.idempotency_keys, JSON.stringify(rows.idempotency_keys)).toEqual([expect.stringContaining(`"owner":"${owner}"`)]);

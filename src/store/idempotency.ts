@@ -21,9 +21,7 @@ export function createIdempotencyRepository(database: Database, now: () => numbe
   const find = database.statement<{ request_hash: string; state: "running" | "done"; response: string | null }>(
     `SELECT request_hash, state, response FROM idempotency_keys WHERE account_id = ? AND "key" = ?`,
   );
-  const forget = database.statement<never>(
-    `DELETE FROM idempotency_keys WHERE account_id = ? AND "key" = ? AND owner = ? AND state = 'running'`,
-  );
+  const forget = database.statement<never>(`DELETE FROM idempotency_keys WHERE account_id = ? AND "key" = ? AND owner = ? AND state = 'running'`);
 
   /**
    * One statement decides who owns the key, on any number of instances: the insert wins when

@@ -29,7 +29,13 @@ export async function checkKeys(db: Queries): Promise<LedgerCheck["mismatches"]>
     ORDER BY k.account_id`.execute(db);
   for (const row of spent.rows) {
     if (row.spent > row.charged) {
-      mismatches.push({ accountId: row.account_id, what: "keys' spend above the account's charges", unit: "micro_eur", column: row.spent, ledgerSum: row.charged });
+      mismatches.push({
+        accountId: row.account_id,
+        what: "keys' spend above the account's charges",
+        unit: "micro_eur",
+        column: row.spent,
+        ledgerSum: row.charged,
+      });
     }
   }
   return mismatches;

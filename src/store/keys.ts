@@ -15,8 +15,18 @@ import type { RowOf } from "./schema.js";
 export const LAST_USED_RESOLUTION_MS = 60_000;
 
 const COLUMNS = [
-  "id", "account_id", "name", "prefix", "created_at", "last_used_at", "revoked_at",
-  "requests_per_minute", "budget_micro", "expires_at", "spent_micro", "held_micro",
+  "id",
+  "account_id",
+  "name",
+  "prefix",
+  "created_at",
+  "last_used_at",
+  "revoked_at",
+  "requests_per_minute",
+  "budget_micro",
+  "expires_at",
+  "spent_micro",
+  "held_micro",
 ] as const;
 
 type KeyRow = RowOf<"api_keys", (typeof COLUMNS)[number]>;
@@ -217,8 +227,7 @@ export function createKeysRepository(database: Database, now: () => number): Key
 
   return {
     create,
-    list: async (filter = {}) =>
-      (await (filter.accountId === undefined ? listed : listed.where("account_id", "=", filter.accountId)).execute()).map(toRecord),
+    list: async (filter = {}) => (await (filter.accountId === undefined ? listed : listed.where("account_id", "=", filter.accountId)).execute()).map(toRecord),
     update,
     revoke,
     authenticate,

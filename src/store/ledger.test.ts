@@ -16,8 +16,7 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
   /** An account with history: a top-up, plan and balance charges, and one hold of each kind in flight. */
   async function busyAccount() {
     const t = await stores.open({ plan: { allowanceQuestions: 3, pricePerMillion: 1_000_000 }, balanceMicro: 5_000 });
-    const reserve = async (questions: number, inputTokens: number) =>
-      t.billing.reserve(await t.payer(), { questions, inputTokens, requestId: "req_x" });
+    const reserve = async (questions: number, inputTokens: number) => t.billing.reserve(await t.payer(), { questions, inputTokens, requestId: "req_x" });
     await t.billing.settle(await reserve(1, 10));
     await t.billing.settle(await reserve(3, 250)); // balance: 250 µ€
     await reserve(1, 10); // plan hold in flight

@@ -231,10 +231,22 @@ async function checkLedger(db: Queries): Promise<LedgerCheck> {
       "a.id",
       "a.balance_micro",
       "a.reserved_micro",
-      eb.fn.coalesce(eb.selectFrom("ledger as l").select((e) => e.fn.sum<number>("l.amount_micro").as("s")).whereRef("l.account_id", "=", "a.id"), eb.lit(0)).as("ledger_sum"),
       eb.fn
         .coalesce(
-          eb.selectFrom("reservations as r").select((e) => e.fn.sum<number>("r.amount_micro").as("s")).whereRef("r.account_id", "=", "a.id").where("r.billed_to", "=", "balance"),
+          eb
+            .selectFrom("ledger as l")
+            .select((e) => e.fn.sum<number>("l.amount_micro").as("s"))
+            .whereRef("l.account_id", "=", "a.id"),
+          eb.lit(0),
+        )
+        .as("ledger_sum"),
+      eb.fn
+        .coalesce(
+          eb
+            .selectFrom("reservations as r")
+            .select((e) => e.fn.sum<number>("r.amount_micro").as("s"))
+            .whereRef("r.account_id", "=", "a.id")
+            .where("r.billed_to", "=", "balance"),
           eb.lit(0),
         )
         .as("held"),

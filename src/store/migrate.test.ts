@@ -11,8 +11,7 @@ import { openSqlite } from "./sqlite.js";
 import { createStore, type Store } from "./store.js";
 import { testDatabases, useTempDir } from "./test-helpers.js";
 
-const recorded = async (database: Database) =>
-  database.db.selectFrom("schema_migrations").select(["version", "name"]).orderBy("version").execute();
+const recorded = async (database: Database) => database.db.selectFrom("schema_migrations").select(["version", "name"]).orderBy("version").execute();
 
 /** The same script on both engines: these test migrations use SQL both understand. */
 const both = (script: string) => ({ sqlite: script, postgres: script });
@@ -75,7 +74,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     it("rejects a database whose schema is newer than this build knows", async () => {
       const { database } = await empty();
       await migrate(database);
-      await database.db.insertInto("schema_migrations").values({ version: MIGRATIONS.length + 1, name: "from_the_future", applied_at: 0 }).execute();
+      await database.db
+        .insertInto("schema_migrations")
+        .values({ version: MIGRATIONS.length + 1, name: "from_the_future", applied_at: 0 })
+        .execute();
       await expect(migrate(database)).rejects.toThrow(expect.objectContaining({ name: "StoreError", code: "schema_too_new" }));
     });
 

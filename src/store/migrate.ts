@@ -16,10 +16,7 @@ export interface MigrationResult {
 export function assertWellOrdered(migrations: readonly Migration[]): void {
   migrations.forEach((migration, index) => {
     if (migration.version !== index + 1) {
-      throw new Error(
-        `Migrations must be numbered 1, 2, 3… without gaps; position ${index} has version ` +
-          `${migration.version} (${migration.name})`,
-      );
+      throw new Error(`Migrations must be numbered 1, 2, 3… without gaps; position ${index} has version ` + `${migration.version} (${migration.name})`);
     }
   });
 }
@@ -36,7 +33,10 @@ async function ensureMigrationsTable(database: Database, trx: Queries): Promise<
 }
 
 async function schemaVersion(trx: Queries): Promise<number> {
-  const row = await trx.selectFrom("schema_migrations").select((eb) => eb.fn.max("version").as("version")).executeTakeFirst();
+  const row = await trx
+    .selectFrom("schema_migrations")
+    .select((eb) => eb.fn.max("version").as("version"))
+    .executeTakeFirst();
   return Number(row?.version ?? 0);
 }
 
@@ -53,10 +53,7 @@ export async function currentSchemaVersion(database: Database): Promise<number> 
  * call on every start and from many processes at once: each migration runs under the engine's
  * migration lock and re-reads the version first. Refuses a database newer than this code.
  */
-export async function migrate(
-  database: Database,
-  options: { migrations?: readonly Migration[]; now?: () => number } = {},
-): Promise<MigrationResult> {
+export async function migrate(database: Database, options: { migrations?: readonly Migration[]; now?: () => number } = {}): Promise<MigrationResult> {
   const migrations = options.migrations ?? MIGRATIONS;
   const now = options.now ?? Date.now;
   assertWellOrdered(migrations);

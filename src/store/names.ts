@@ -8,10 +8,7 @@ export function normalizeName(raw: unknown, what: string): string {
     throw new StoreError("invalid_input", `${what} must be a non-empty string`);
   }
   if (name.length > MAX_NAME_LENGTH) {
-    throw new StoreError(
-      "invalid_input",
-      `${what} must be at most ${MAX_NAME_LENGTH} characters, got ${name.length}`,
-    );
+    throw new StoreError("invalid_input", `${what} must be at most ${MAX_NAME_LENGTH} characters, got ${name.length}`);
   }
   return name;
 }

@@ -83,9 +83,7 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
         { pricePerMillion: 1_000_000_000_001 },
         { allowanceQuestions: Number.NaN },
       ]) {
-        await expect(t.store.plans.update(t.planId, changes), JSON.stringify(changes)).rejects.toThrow(
-          expect.objectContaining({ code: "invalid_input" }),
-        );
+        await expect(t.store.plans.update(t.planId, changes), JSON.stringify(changes)).rejects.toThrow(expect.objectContaining({ code: "invalid_input" }));
       }
       expect(await t.store.plans.get(t.planId)).toEqual(before);
     });

@@ -72,7 +72,11 @@ export function createPlansRepository(database: Database, now: () => number): Pl
       const { id: _id, created_at: _created, ...set } = toRow(next);
       const before = toRow(current) as Record<string, unknown>;
       // Only what changed, as { field: { from, to } }.
-      const changed = Object.fromEntries(Object.entries(set).filter(([field, value]) => before[field] !== value).map(([field, value]) => [field, { from: before[field], to: value }]));
+      const changed = Object.fromEntries(
+        Object.entries(set)
+          .filter(([field, value]) => before[field] !== value)
+          .map(([field, value]) => [field, { from: before[field], to: value }]),
+      );
       await uniqueName(
         () =>
           audited(
@@ -125,8 +129,13 @@ function validPlanInput(input: PlanInput): PlanInput {
 /** Model ids as JUDGE_MODELS names them; the store cannot know which are served, so any well-formed id is kept. */
 function validModels(models: unknown): string[] | null | undefined {
   if (models === undefined || models === null) return models;
-  const ok = Array.isArray(models) && models.length >= 1 && models.length <= 100 && models.every((m) => typeof m === "string" && /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$/.test(m));
-  if (!ok) throw new StoreError("invalid_input", `allowed models must be a list of 1 to 100 model ids (letters, digits, . _ : / @ -), got ${JSON.stringify(models)}`);
+  const ok =
+    Array.isArray(models) &&
+    models.length >= 1 &&
+    models.length <= 100 &&
+    models.every((m) => typeof m === "string" && /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$/.test(m));
+  if (!ok)
+    throw new StoreError("invalid_input", `allowed models must be a list of 1 to 100 model ids (letters, digits, . _ : / @ -), got ${JSON.stringify(models)}`);
   return [...new Set(models as string[])];
 }
 

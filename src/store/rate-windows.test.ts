@@ -40,7 +40,15 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       const t = await stores.open();
       const increment = (key: string, windowStart: number) => t.store.rateWindows.increment({ key, windowStart, limit: 2 });
       const seen = [];
-      for (const [key, start] of [["a", 0], ["a", 0], ["a", 0], ["b", 0], ["a", 60_000], ["b", 0], ["b", 0]] as const) {
+      for (const [key, start] of [
+        ["a", 0],
+        ["a", 0],
+        ["a", 0],
+        ["b", 0],
+        ["a", 60_000],
+        ["b", 0],
+        ["b", 0],
+      ] as const) {
         seen.push([key, start, await increment(key, start)]);
       }
       expect(seen, JSON.stringify(seen)).toEqual([

@@ -19,7 +19,10 @@ export function createRateWindowsRepository(database: Database, now: () => numbe
       return row?.count;
     },
     async sweep() {
-      const old = await database.db.deleteFrom("rate_windows").where("window_start", "<", now() - RATE_WINDOW_RETENTION_MS).executeTakeFirst();
+      const old = await database.db
+        .deleteFrom("rate_windows")
+        .where("window_start", "<", now() - RATE_WINDOW_RETENTION_MS)
+        .executeTakeFirst();
       return Number(old.numDeletedRows);
     },
   };

@@ -3,8 +3,7 @@ import type { Database, Queries } from "./database.js";
 import { DAY_MS } from "../money/periods.js";
 import { dayBuckets } from "./day-buckets.js";
 import { MAX_LEDGER_PAGE } from "../record-limits.js";
-import type { LedgerEntry } from "./ledger-types.js";
-import type { AccountDay, BusyAccount, DayActivity, KeyedLedgerEntry, LedgerFilter, LedgerKind, ReportsRepository, ServerError } from "./reports-types.js";
+import type { AccountDay, BusyAccount, DayActivity, KeyedLedgerEntry, ReportsRepository } from "./reports-types.js";
 
 export type * from "./reports-types.js";
 
@@ -31,11 +30,22 @@ export function createReportsRepository(database: Database, now: () => number): 
         .insertInto("server_errors")
         .values({ at, method: error.method, route: error.route.slice(0, 200), status: error.status, code: error.code, request_id: error.requestId })
         .execute();
-      await db.deleteFrom("server_errors").where("at", "<", at - SERVER_ERROR_RETENTION_MS).execute();
+      await db
+        .deleteFrom("server_errors")
+        .where("at", "<", at - SERVER_ERROR_RETENTION_MS)
+        .execute();
     },
     async recentServerErrors(limit) {
       const rows = await db.selectFrom("server_errors").selectAll().orderBy("id", "desc").limit(limit).execute();
-      return rows.map((row) => ({ id: row.id, at: row.at, method: row.method, route: row.route, status: row.status, code: row.code, requestId: row.request_id }));
+      return rows.map((row) => ({
+        id: row.id,
+        at: row.at,
+        method: row.method,
+        route: row.route,
+        status: row.status,
+        code: row.code,
+        requestId: row.request_id,
+      }));
     },
     async serverErrorsByDay(range) {
       const { day, dayStart } = dayBuckets(range.start);
@@ -60,7 +70,10 @@ export function createReportsRepository(database: Database, now: () => number): 
       if (filter.kinds && filter.kinds.length > 0) query = query.where("l.kind", "in", filter.kinds);
       if (filter.before !== undefined) query = query.where("l.id", "<", filter.before);
       // One more than asked: whether an older page exists, without a count.
-      const rows = await query.orderBy("l.id", "desc").limit(limit + 1).execute();
+      const rows = await query
+        .orderBy("l.id", "desc")
+        .limit(limit + 1)
+        .execute();
       const entries = rows.slice(0, limit).map(
         (row): KeyedLedgerEntry => ({
           id: row.id,

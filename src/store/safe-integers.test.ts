@@ -29,9 +29,18 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     const read = { balanceMicro, account: account.balanceMicro, usage: usage.balanceMicro, standing: standing.balanceMicro };
     const message = JSON.stringify({ ...read, entries });
     expect(read, message).toEqual({ balanceMicro: MAX, account: MAX, usage: MAX, standing: MAX });
-    expect(Object.values(read).map((value) => typeof value), message).toEqual(["number", "number", "number", "number"]);
-    expect(entries.map((e) => e.amountMicro), message).toEqual([7, MAX - 7]);
-    expect(entries.every((e) => typeof e.amountMicro === "number" && typeof e.id === "number" && typeof e.at === "number"), message).toBe(true);
+    expect(
+      Object.values(read).map((value) => typeof value),
+      message,
+    ).toEqual(["number", "number", "number", "number"]);
+    expect(
+      entries.map((e) => e.amountMicro),
+      message,
+    ).toEqual([7, MAX - 7]);
+    expect(
+      entries.every((e) => typeof e.amountMicro === "number" && typeof e.id === "number" && typeof e.at === "number"),
+      message,
+    ).toBe(true);
     // The ledger's SUM (NUMERIC on PostgreSQL) is exact too: it equals the balance to the micro-euro.
     const check = await t.store.ledger.check();
     expect(check, JSON.stringify(check)).toEqual({ ok: true, accounts: 1, mismatches: [] });

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import { Kysely, sql, SqliteDialect } from "kysely";
+import { Kysely, SqliteDialect } from "kysely";
 import type { Database, Queries, Statement } from "./database.js";
 import { StoreError } from "./errors.js";
 import { SafeIntegersPlugin, safeRows } from "./safe-integers.js";

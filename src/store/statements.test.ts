@@ -21,7 +21,10 @@ describe.each(STORE_ENGINES)("statements on %s", (engine) => {
       const read = database.statement<{ n: number; k: string }>(`SELECT n, k FROM items WHERE k = ? AND n > ?`);
       expect(await insert.all(database.db, ["x", 5])).toEqual([]);
       const rows = await read.all(database.db, ["x", 4]);
-      expect(rows, JSON.stringify(rows, (_, v) => (typeof v === "bigint" ? `${v}n` : v))).toEqual([{ n: 5, k: "x" }]);
+      expect(
+        rows,
+        JSON.stringify(rows, (_, v) => (typeof v === "bigint" ? `${v}n` : v)),
+      ).toEqual([{ n: 5, k: "x" }]);
       expect(await read.all(database.db, ["x", 5])).toEqual([]);
     } finally {
       await database.close();

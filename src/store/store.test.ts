@@ -48,9 +48,7 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
 
     it("rejects blank account names with an invalid_input StoreError", async () => {
       const store = await open();
-      await expect(store.accounts.create({ name: "   " })).rejects.toThrow(
-        expect.objectContaining({ name: "StoreError", code: "invalid_input" }),
-      );
+      await expect(store.accounts.create({ name: "   " })).rejects.toThrow(expect.objectContaining({ name: "StoreError", code: "invalid_input" }));
     });
   });
 

@@ -152,14 +152,15 @@ function guardAll<R extends object>(database: Database, repository: R, observe?:
 type MethodObserver = (seconds: number, errorCode?: string) => void;
 
 function observed(repository: string, observe: StoreObserver | undefined) {
-  return observe && ((method: string): MethodObserver => (seconds, errorCode) => observe(`${repository}.${method}`, seconds, errorCode));
+  return (
+    observe &&
+    ((method: string): MethodObserver =>
+      (seconds, errorCode) =>
+        observe(`${repository}.${method}`, seconds, errorCode))
+  );
 }
 
-function guarded<A extends unknown[], T>(
-  database: Database,
-  method: (...args: A) => Promise<T>,
-  observe?: MethodObserver,
-): (...args: A) => Promise<T> {
+function guarded<A extends unknown[], T>(database: Database, method: (...args: A) => Promise<T>, observe?: MethodObserver): (...args: A) => Promise<T> {
   return async (...args) => {
     const started = performance.now();
     try {

@@ -11,12 +11,7 @@ export interface AdminCallOptions {
 }
 
 /** One admin API request with the whole response kept for assertion messages. */
-export function adminCall(
-  server: { url: string },
-  method: string,
-  path: string,
-  options: AdminCallOptions = {},
-): Promise<CapturedResponse> {
+export function adminCall(server: { url: string }, method: string, path: string, options: AdminCallOptions = {}): Promise<CapturedResponse> {
   const headers: Record<string, string> = {};
   const token = options.token === undefined ? TEST_ADMIN_TOKEN : options.token;
   if (options.authorization !== undefined) headers.authorization = options.authorization;

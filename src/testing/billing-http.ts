@@ -134,19 +134,14 @@ export const BILLING_HEADERS = [
 
 /** The billing and rate-limit headers of a response (null when absent), for one toEqual. */
 export function billingHeadersOf(response: CapturedResponse): Record<(typeof BILLING_HEADERS)[number], string | null> {
-  return Object.fromEntries(BILLING_HEADERS.map((name) => [name, response.headers.get(name)])) as Record<
-    (typeof BILLING_HEADERS)[number],
-    string | null
-  >;
+  return Object.fromEntries(BILLING_HEADERS.map((name) => [name, response.headers.get(name)])) as Record<(typeof BILLING_HEADERS)[number], string | null>;
 }
 
 /** A judgment request with `questions` yes/no questions on `state`. */
 export function judgmentBody(questions: number, state = "I was charged twice for one order.") {
   return {
     state,
-    questions: Object.fromEntries(
-      Array.from({ length: questions }, (_, i) => [`q${i}`, { type: "noul", instructions: `Statement ${i} holds.` }]),
-    ),
+    questions: Object.fromEntries(Array.from({ length: questions }, (_, i) => [`q${i}`, { type: "noul", instructions: `Statement ${i} holds.` }])),
   };
 }
 

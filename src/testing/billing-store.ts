@@ -135,7 +135,10 @@ export function expectedEuros(micros: number): string {
 }
 
 /** The 402's explanation, spelled out here independently of services/billing.ts. */
-export function expectedRefusalMessage(need: { questions: number; chargeMicro: number }, had: { left: number; balanceMicro: number; heldMicro?: number }): string {
+export function expectedRefusalMessage(
+  need: { questions: number; chargeMicro: number },
+  had: { left: number; balanceMicro: number; heldMicro?: number },
+): string {
   const held = had.heldMicro ? `, of which €${expectedEuros(had.heldMicro)} is held by requests in flight` : "";
   return (
     `this request needs ${plural(need.questions, "question")} of plan allowance (${had.left} left this period) ` +

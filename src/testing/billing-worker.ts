@@ -89,7 +89,11 @@ async function run(task: WorkerTask): Promise<unknown> {
     }
     case "hold": {
       const { questions, inputTokens } = task;
-      const reservation = await services.billing.reserve(await payerOf(store, task.accountId), { questions, inputTokens, requestId: `req_hold_${process.pid}` });
+      const reservation = await services.billing.reserve(await payerOf(store, task.accountId), {
+        questions,
+        inputTokens,
+        requestId: `req_hold_${process.pid}`,
+      });
       setInterval(() => undefined, 60_000); // stay alive, holding, until killed
       return reservation;
     }

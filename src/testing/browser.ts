@@ -7,9 +7,7 @@ export const CHROMIUM_PATH = "/usr/bin/chromium";
 /** A headless Chromium for end-to-end tests; one per test file keeps them fast. */
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM_PATH)) {
-    throw new Error(
-      `no Chromium at ${CHROMIUM_PATH}: install it with scripts/install-test-deps.sh (apt-get install chromium)`,
-    );
+    throw new Error(`no Chromium at ${CHROMIUM_PATH}: install it with scripts/install-test-deps.sh (apt-get install chromium)`);
   }
   return chromium.launch({
     executablePath: CHROMIUM_PATH,

@@ -45,7 +45,10 @@ export function expectClose(actual: number[][], expected: number[][], what: stri
   expect(actual.length, what).toBe(expected.length);
   actual.forEach((row, q) => {
     const worst = Math.max(...row.map((p, i) => Math.abs(p - expected[q][i])));
-    expect(worst, `${what}, question ${q}: max |engine − reference| = ${worst}\nengine ${JSON.stringify(row)}\nreference ${JSON.stringify(expected[q])}`).toBeLessThan(1e-9);
+    expect(
+      worst,
+      `${what}, question ${q}: max |engine − reference| = ${worst}\nengine ${JSON.stringify(row)}\nreference ${JSON.stringify(expected[q])}`,
+    ).toBeLessThan(1e-9);
     expect(Math.min(...row), `${what}: an option got probability 0`).toBeGreaterThan(0);
   });
 }

@@ -25,9 +25,7 @@ export interface FakeJudgeServer {
   close(): Promise<void>;
 }
 
-export async function startFakeJudgeServer(
-  respond: (body: any, index: number) => ScriptedResponse,
-): Promise<FakeJudgeServer> {
+export async function startFakeJudgeServer(respond: (body: any, index: number) => ScriptedResponse): Promise<FakeJudgeServer> {
   const received: ReceivedRequest[] = [];
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];

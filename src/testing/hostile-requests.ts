@@ -26,7 +26,17 @@ export interface HostileRequest {
 const pick = <T>(r: Random, items: readonly T[]): T => items[Math.floor(r() * items.length)];
 const int = (r: Random, min: number, max: number) => min + Math.floor(r() * (max - min + 1));
 
-const TEXTS = ["I was charged twice.", "", "  ", "é😀\u0000\u200b\ud7ff", "a".repeat(2000), '{"looks": "like json"}', "<script>alert(1)</script>", "'; DROP TABLE accounts; --", "\\\\\"\n\t"];
+const TEXTS = [
+  "I was charged twice.",
+  "",
+  "  ",
+  "é😀\u0000\u200b\ud7ff",
+  "a".repeat(2000),
+  '{"looks": "like json"}',
+  "<script>alert(1)</script>",
+  "'; DROP TABLE accounts; --",
+  '\\\\"\n\t',
+];
 const KEYS = ["__proto__", "constructor", "toString", "q", "🎉", " ", "a.b", "0", "hasOwnProperty"];
 
 function randomContent(r: Random, depth = 0): unknown {
@@ -37,7 +47,8 @@ function randomContent(r: Random, depth = 0): unknown {
   const size = int(r, 0, 4);
   if (kind === "array") return Array.from({ length: size }, () => randomContent(r, depth + 1));
   const out: Record<string, unknown> = {};
-  for (let i = 0; i < size; i++) Object.defineProperty(out, pick(r, KEYS), { value: randomContent(r, depth + 1), enumerable: true, configurable: true, writable: true });
+  for (let i = 0; i < size; i++)
+    Object.defineProperty(out, pick(r, KEYS), { value: randomContent(r, depth + 1), enumerable: true, configurable: true, writable: true });
   return out;
 }
 
@@ -46,9 +57,17 @@ const statement = (r: Random) => pick(r, [randomContent(r), "It is about billing
 function validQuestion(r: Random): Record<string, unknown> {
   switch (pick(r, ["choice", "noul", "score"])) {
     case "choice":
-      return { type: "choice", instructions: statement(r), criteria: Object.fromEntries(Array.from({ length: int(r, 2, 6) }, (_, i) => [`${pick(r, KEYS)}${i}`, statement(r)])) };
+      return {
+        type: "choice",
+        instructions: statement(r),
+        criteria: Object.fromEntries(Array.from({ length: int(r, 2, 6) }, (_, i) => [`${pick(r, KEYS)}${i}`, statement(r)])),
+      };
     case "noul":
-      return { type: "noul", instructions: statement(r), criteria: pick(r, [undefined, null, { true: statement(r) }, { false: statement(r), true: statement(r) }]) };
+      return {
+        type: "noul",
+        instructions: statement(r),
+        criteria: pick(r, [undefined, null, { true: statement(r) }, { false: statement(r), true: statement(r) }]),
+      };
     default:
       return { type: "score", instructions: statement(r), criteria: Array.from({ length: int(r, 2, 10) }, () => statement(r)) };
   }
@@ -57,7 +76,12 @@ function validQuestion(r: Random): Record<string, unknown> {
 /** A request body the service would answer (and bill), before it is broken. */
 export function validBody(r: Random): Record<string, unknown> {
   const questions = Object.fromEntries(Array.from({ length: int(r, 1, 3) }, (_, i) => [`${pick(r, KEYS)}-${i}`, validQuestion(r)]));
-  return { state: pick(r, [randomContent(r), "I was charged twice.", null]), questions, ...(r() < 0.3 ? { model: "jev-latest" } : {}), ...(r() < 0.3 ? { include_logits: true } : {}) };
+  return {
+    state: pick(r, [randomContent(r), "I was charged twice.", null]),
+    questions,
+    ...(r() < 0.3 ? { model: "jev-latest" } : {}),
+    ...(r() < 0.3 ? { include_logits: true } : {}),
+  };
 }
 
 /** Ways to make a valid body invalid JSON: the service must answer 400. */
@@ -87,12 +111,18 @@ const BREAK_SCHEMA: ((body: Record<string, unknown>, r: Random) => unknown)[] = 
   (body, r) => ({ ...body, questions: pick(r, [[], "q", 5, null, true, [validQuestion(r)]]) }),
   (body, r) => ({ ...body, questions: { q: { ...validQuestion(r), type: pick(r, ["Choice", "bool", "", 1, null, "noul "]) } } }),
   (body) => ({ ...body, questions: { q: { type: "choice", instructions: "x", criteria: { only: null } } } }),
-  (body) => ({ ...body, questions: { q: { type: "choice", instructions: "x", criteria: Object.fromEntries(Array.from({ length: 256 }, (_, i) => [`o${i}`, null])) } } }),
+  (body) => ({
+    ...body,
+    questions: { q: { type: "choice", instructions: "x", criteria: Object.fromEntries(Array.from({ length: 256 }, (_, i) => [`o${i}`, null])) } },
+  }),
   (body, r) => ({ ...body, questions: { q: { type: "choice", instructions: "x", criteria: pick(r, [[], "a", 3, null, ["a", "b"]]) } } }),
   (body, r) => ({ ...body, questions: { q: { type: "score", instructions: "x", criteria: pick(r, [["one"], Array(11).fill("l"), {}, "abc", null]) } } }),
   (body) => ({ ...body, questions: { q: { type: "noul", instructions: "x", criteria: { maybe: "x" } } } }),
   (body, r) => ({ ...body, questions: { q: { type: "noul", instructions: pick(r, [5, true, undefined]) } } }),
-  (body, r) => ({ ...body, questions: { q: { type: "choice", instructions: "x", criteria: { "": "empty key", b: null } }, ...(r() < 0.5 ? {} : { "": validQuestion(r) }) } }),
+  (body, r) => ({
+    ...body,
+    questions: { q: { type: "choice", instructions: "x", criteria: { "": "empty key", b: null } }, ...(r() < 0.5 ? {} : { "": validQuestion(r) }) },
+  }),
   (body, r) => ({ ...body, questions: { "": validQuestion(r) } }),
   (body, r) => ({ ...body, state: pick(r, [5, true, -1.5]) }),
   (body, r) => ({ ...body, model: pick(r, [123, "gpt-4", "", "JEV-LATEST", null]) }),
@@ -102,11 +132,30 @@ const BREAK_SCHEMA: ((body: Record<string, unknown>, r: Random) => unknown)[] = 
   (body) => ({ ...body, state: JSON.parse(`${'{"a":'.repeat(70)}1${"}".repeat(70)}`) }),
 ];
 
-const BAD_AUTHORIZATION = ["", "Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "bearer tjs_" + "0".repeat(40), "Bearer tjs_short", "Bearer a b", "Token tjs_x", "Bearer " + "x".repeat(8000), "Bearer \u00e9\u00ff"];
+const BAD_AUTHORIZATION = [
+  "",
+  "Bearer",
+  "Bearer ",
+  "Basic dXNlcjpwYXNz",
+  "bearer tjs_" + "0".repeat(40),
+  "Bearer tjs_short",
+  "Bearer a b",
+  "Token tjs_x",
+  "Bearer " + "x".repeat(8000),
+  "Bearer \u00e9\u00ff",
+];
 const ENCODINGS = ["gzip", "deflate", "br", "zstd", "compress", "x-gzip", "gzip, deflate", "identity, br", "*", "unknown"];
 // What an HTTP client library lets through; control characters go over a raw socket (hostileBytes).
 const BAD_IDEMPOTENCY = ["", " ", "has space", "x".repeat(256), "tab\there", "é", "\u00ff\u00fe"];
-const CONTENT_TYPES = ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=utf-16", "", "application/xml", "*/*"];
+const CONTENT_TYPES = [
+  "text/plain",
+  "application/x-www-form-urlencoded",
+  "multipart/form-data; boundary=x",
+  "application/json; charset=utf-16",
+  "",
+  "application/xml",
+  "*/*",
+];
 const ODD_PATHS: [string, string, number[]][] = [
   ["GET", "/v1/systemone", [404]],
   ["PUT", "/v1/systemone", [404]],
@@ -158,24 +207,73 @@ export function hostileRequest(r: Random, key: string, adminToken?: string): Hos
   const kind = r() < 0.005 ? "size" : pick(r, kinds);
   switch (kind) {
     case "json":
-      return { what: "invalid JSON", method: "POST", path: "/v1/systemone", headers: { ...json, ...auth }, body: pick(r, BREAK_JSON)(text, r), expected: [400] };
+      return {
+        what: "invalid JSON",
+        method: "POST",
+        path: "/v1/systemone",
+        headers: { ...json, ...auth },
+        body: pick(r, BREAK_JSON)(text, r),
+        expected: [400],
+      };
     case "schema":
-      return { what: "wrong shape", method: "POST", path: "/v1/systemone", headers: { ...json, ...auth }, body: JSON.stringify(pick(r, BREAK_SCHEMA)(base, r)), expected: [400] };
+      return {
+        what: "wrong shape",
+        method: "POST",
+        path: "/v1/systemone",
+        headers: { ...json, ...auth },
+        body: JSON.stringify(pick(r, BREAK_SCHEMA)(base, r)),
+        expected: [400],
+      };
     case "auth": {
       const authorization = pick(r, [...BAD_AUTHORIZATION, `Bearer ${key}x`, `Bearer ${key.slice(0, -1)}`, `Bearer ${key}, Bearer ${key}`]);
-      return { what: `bad Authorization ${JSON.stringify(authorization.slice(0, 40))}`, method: "POST", path: "/v1/systemone", headers: { ...json, ...(authorization ? { authorization } : {}) }, body: text, expected: [401] };
+      return {
+        what: `bad Authorization ${JSON.stringify(authorization.slice(0, 40))}`,
+        method: "POST",
+        path: "/v1/systemone",
+        headers: { ...json, ...(authorization ? { authorization } : {}) },
+        body: text,
+        expected: [401],
+      };
     }
     case "encoding":
-      return { what: "a content encoding", method: "POST", path: "/v1/systemone", headers: { ...json, ...auth, "content-encoding": pick(r, ENCODINGS) }, body: text, expected: [415] };
+      return {
+        what: "a content encoding",
+        method: "POST",
+        path: "/v1/systemone",
+        headers: { ...json, ...auth, "content-encoding": pick(r, ENCODINGS) },
+        body: text,
+        expected: [415],
+      };
     case "idempotency":
-      return { what: "a bad Idempotency-Key", method: "POST", path: "/v1/systemone", headers: { ...json, ...auth, "idempotency-key": pick(r, BAD_IDEMPOTENCY) }, body: text, expected: [400] };
+      return {
+        what: "a bad Idempotency-Key",
+        method: "POST",
+        path: "/v1/systemone",
+        headers: { ...json, ...auth, "idempotency-key": pick(r, BAD_IDEMPOTENCY) },
+        body: text,
+        expected: [400],
+      };
     case "type":
-      return { what: "an odd content type on a broken body", method: "POST", path: "/v1/systemone", headers: { ...auth, "content-type": pick(r, CONTENT_TYPES) }, body: pick(r, BREAK_JSON)(text, r), expected: [400] };
+      return {
+        what: "an odd content type on a broken body",
+        method: "POST",
+        path: "/v1/systemone",
+        headers: { ...auth, "content-type": pick(r, CONTENT_TYPES) },
+        body: pick(r, BREAK_JSON)(text, r),
+        expected: [400],
+      };
     case "path": {
       // With an admin token the console's page is served to anyone: it asks for the token itself.
       const [method, path, expected] = pick(r, adminToken ? ODD_PATHS.filter(([, path]) => path !== "/console") : ODD_PATHS);
       const token = pick(r, ["", `Bearer ${key}`, "Bearer test-admin-token-guess-0123456789"]);
-      return { what: "an odd route", method, path, headers: token ? { authorization: token } : {}, body: method === "GET" || method === "OPTIONS" ? undefined : text, expected };
+      return {
+        what: "an odd route",
+        method,
+        path,
+        headers: token ? { authorization: token } : {},
+        body: method === "GET" || method === "OPTIONS" ? undefined : text,
+        expected,
+      };
     }
     case "nul": {
       const [method, path, body] = pick(r, ADMIN_NUL);
@@ -183,10 +281,24 @@ export function hostileRequest(r: Random, key: string, adminToken?: string): Hos
       return { what: "a NUL in an admin request", method, path, headers, body: body === undefined ? undefined : JSON.stringify(body), expected: [400] };
     }
     case "size":
-      return { what: "a body over 256 KB", method: "POST", path: "/v1/systemone", headers: { ...json, ...auth }, body: JSON.stringify({ ...base, state: "x".repeat(int(r, 262_145, 270_000)) }), expected: [413] };
+      return {
+        what: "a body over 256 KB",
+        method: "POST",
+        path: "/v1/systemone",
+        headers: { ...json, ...auth },
+        body: JSON.stringify({ ...base, state: "x".repeat(int(r, 262_145, 270_000)) }),
+        expected: [413],
+      };
     default: {
       const many = Object.fromEntries(Array.from({ length: int(r, 20, 90) }, (_, i) => [`x-odd-${i}`, pick(r, ["", "v", "\u00e9", "a".repeat(100)])]));
-      return { what: "many odd headers on a broken body", method: "POST", path: "/v1/systemone", headers: { ...many, ...json, ...auth }, body: pick(r, BREAK_JSON)(text, r), expected: [400] };
+      return {
+        what: "many odd headers on a broken body",
+        method: "POST",
+        path: "/v1/systemone",
+        headers: { ...many, ...json, ...auth },
+        body: pick(r, BREAK_JSON)(text, r),
+        expected: [400],
+      };
     }
   }
 }
@@ -205,7 +317,11 @@ export function hostileBytes(r: Random, key: string): { what: string; chunks: st
     ["a bad chunk size", [head("Transfer-Encoding: chunked\r\n") + `${pick(r, ["zz", "-1", "ffffffffffffffffff"])}\r\n${body}\r\n0\r\n\r\n`], false],
     ["two Content-Length values", [head(`Content-Length: ${body.length}\r\nContent-Length: ${body.length + 1}\r\n`) + body], false],
     ["a negative Content-Length", [head("Content-Length: -5\r\n") + body], false],
-    ["control characters in the Idempotency-Key", [head(`Idempotency-Key: a${pick(r, ["\u007f", "\u0001", "\u0000"])}b\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`) + body], false],
+    [
+      "control characters in the Idempotency-Key",
+      [head(`Idempotency-Key: a${pick(r, ["\u007f", "\u0001", "\u0000"])}b\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`) + body],
+      false,
+    ],
   ];
   const [what, chunks, halfClose] = pick(r, cases);
   return { what, chunks, halfClose };

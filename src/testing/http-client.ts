@@ -53,8 +53,7 @@ export function postWithKey(
 }
 
 /** POST /v1/systemone (see postWithKey). */
-export const postJudgment = (server: Caller, body: unknown, options?: Parameters<typeof postWithKey>[3]) =>
-  postWithKey(server, "/v1/systemone", body, options);
+export const postJudgment = (server: Caller, body: unknown, options?: Parameters<typeof postWithKey>[3]) => postWithKey(server, "/v1/systemone", body, options);
 
 /** Reference confidence of a choice answer (jev-compat.md): (m − 1/n) / (1 − 1/n). */
 export function referenceChoiceConfidence(p: number[]): number {

@@ -164,10 +164,13 @@ export function checkReexports(src: string, files: readonly string[], allowed = 
       if (around.length === 0) continue;
       const clause = statement.exportClause;
       const kept = new Set(allowed.filter((entry) => entry.file === relative(src, file).split(sep).join("/")).flatMap((entry) => entry.names));
-      const values = clause && ts.isNamedExports(clause) ? clause.elements.filter((e) => !e.isTypeOnly && !kept.has(e.name.text)).map((e) => e.name.text) : ["*"];
+      const values =
+        clause && ts.isNamedExports(clause) ? clause.elements.filter((e) => !e.isTypeOnly && !kept.has(e.name.text)).map((e) => e.name.text) : ["*"];
       if (values.length === 0) continue;
       const line = source.getLineAndCharacterOfPosition(statement.getStart()).line + 1;
-      violations.push(`${relative(src, file)}:${line} re-exports values of ${targetLayer} (${values.join(", ")}) to ${around.join(", ")}, which may not import it: define them where both may import them`);
+      violations.push(
+        `${relative(src, file)}:${line} re-exports values of ${targetLayer} (${values.join(", ")}) to ${around.join(", ")}, which may not import it: define them where both may import them`,
+      );
     }
   }
   return violations;

@@ -35,10 +35,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** Starts the instance and resolves once it answers HTTP (the model may still be loading). */
-export async function startInstance(
-  settings: Record<string, string>,
-  options: { hanging?: boolean; nodeArgs?: string[] } = {},
-): Promise<Instance> {
+export async function startInstance(settings: Record<string, string>, options: { hanging?: boolean; nodeArgs?: string[] } = {}): Promise<Instance> {
   const args = [...(options.nodeArgs ?? []), ...(options.hanging ? ["--import", "tsx", HANGING] : ["bin/judge.js", "serve"])];
   const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, args, {
@@ -54,7 +51,10 @@ export async function startInstance(
   for (let tries = 0; ; tries++) {
     if (exited) throw new Error(`the instance exited before listening; stderr:\n${stderr}`);
     if (tries > 600) throw new Error(`the instance did not listen within 60 s; stderr:\n${stderr}`);
-    const answered = await fetch(`${url}/health`).then(() => true, () => false);
+    const answered = await fetch(`${url}/health`).then(
+      () => true,
+      () => false,
+    );
     if (answered) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -76,7 +76,12 @@ export async function startInstance(
 /** Resolves once the instance's /health is 200 (its model loaded, its database and Redis answering). */
 export async function untilHealthy(instance: Instance, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while ((await fetch(`${instance.url}/health`).then((r) => r.status, () => 0)) !== 200) {
+  while (
+    (await fetch(`${instance.url}/health`).then(
+      (r) => r.status,
+      () => 0,
+    )) !== 200
+  ) {
     if (Date.now() > deadline) throw new Error(`instance never became healthy:\n${instance.stderr()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -49,16 +49,24 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
   const port = await freePort();
   const slots = options.slots ?? 2;
   const args = [
-    "-m", options.model,
-    "--host", "127.0.0.1",
-    "--port", String(port),
-    "-np", String(slots),
-    "-c", String(options.contextSize ?? 2048 * slots),
-    "--threads", String(options.threads ?? 1),
-    "-fa", options.flashAttention ?? "off",
+    "-m",
+    options.model,
+    "--host",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "-np",
+    String(slots),
+    "-c",
+    String(options.contextSize ?? 2048 * slots),
+    "--threads",
+    String(options.threads ?? 1),
+    "-fa",
+    options.flashAttention ?? "off",
     "--no-warmup",
     // Strict exactness needs it (the RAM prompt cache restores prompts evaluated in other shapes).
-    "--cache-ram", "0",
+    "--cache-ram",
+    "0",
     ...(options.extraArgs ?? []),
   ];
   const child = spawn(llamaServerBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
@@ -105,10 +113,12 @@ async function waitHealthy(url: string, child: ChildProcess, output: () => strin
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(`llama-server exited (${child.exitCode ?? child.signalCode}) before it was healthy:\n${output()}`);
     }
-    const ok = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.status === 200, () => false);
+    const ok = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) }).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`llama-server at ${url} was not healthy within 60 s:\n${output()}`);
 }
-

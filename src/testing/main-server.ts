@@ -31,7 +31,14 @@ export async function startMainServer(options: {
   store?: StoreEngine;
 }): Promise<MainServer> {
   const database = newTestDatabase(options.store ?? "sqlite");
-  const config = parseConfig({ JUDGE_DB: database.location, JUDGE_DB_SCHEMA: database.schema, JUDGE_HOST: "127.0.0.1", JUDGE_PORT: "0", JUDGE_LOG_LEVEL: "silent", ...options.settings });
+  const config = parseConfig({
+    JUDGE_DB: database.location,
+    JUDGE_DB_SCHEMA: database.schema,
+    JUDGE_HOST: "127.0.0.1",
+    JUDGE_PORT: "0",
+    JUDGE_LOG_LEVEL: "silent",
+    ...options.settings,
+  });
   // The account exists before the start, as in a deployment (and so no first-key help is printed).
   const setup = await buildServices(config);
   const { key, accountId } = await addTestAccount(setup, { plan: options.plan, balanceMicro: options.balanceMicro });

@@ -31,7 +31,11 @@ export interface Ran {
 /** Runs a program of the environment without blocking the event loop (the servers under test share it). */
 export function runIn(bin: string, program: string, args: string[], timeoutMs = 300_000): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(`${bin}/${program}`, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, TYPESAFE_LOG_LEVEL: "warning" } });
+    const child = spawn(`${bin}/${program}`, args, {
+      cwd: repoRoot,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, TYPESAFE_LOG_LEVEL: "warning" },
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));

@@ -1,10 +1,4 @@
-import {
-  resolveChatWrapper,
-  type ControlledEvaluateInputItem,
-  type LlamaContextSequence,
-  type LlamaModel,
-  type Token,
-} from "node-llama-cpp";
+import { resolveChatWrapper, type ControlledEvaluateInputItem, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
 import { createChatPromptTemplate } from "../engine/chat-prompt.js";
 import { bosTextOf } from "../engine/llama/runtime.js";
 import { styledFor, type JudgmentPrompt } from "../judgment/prompt.js";
@@ -37,7 +31,14 @@ export async function referenceProbabilities(model: LlamaModel, asked: JudgmentP
   // One thread: the suite runs beside other files on 2 cores, where two llama.cpp threads spin
   // waiting for each other (vitest.config.ts). llama.cpp's CPU kernels give each output row to one
   // thread, so the count changes no number.
-  const context = await model.createContext({ contextSize: 8192, batchSize: STRICT_BATCH, sequences: 1, threads: 1, flashAttention: false, swaFullCache: true });
+  const context = await model.createContext({
+    contextSize: 8192,
+    batchSize: STRICT_BATCH,
+    sequences: 1,
+    threads: 1,
+    flashAttention: false,
+    swaFullCache: true,
+  });
   const sequence = context.getSequence();
   try {
     const answers: number[][] = [];

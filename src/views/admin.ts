@@ -11,7 +11,11 @@ import type { Account, ApiKeyRecord, KeyedLedgerEntry, LedgerCheck, LedgerEntry,
 const iso = (ms: number) => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 const Time = z.string().openapi({ description: "ISO 8601, UTC.", example: "2026-01-31T10:00:00.000Z" });
-const micro = (what: string) => z.number().int().openapi({ description: `${what}, in micro-euros (1 € = 1,000,000).` });
+const micro = (what: string) =>
+  z
+    .number()
+    .int()
+    .openapi({ description: `${what}, in micro-euros (1 € = 1,000,000).` });
 const euros = (what: string) => z.string().openapi({ description: `${what}, exact decimal euros.`, example: "12.50" });
 
 export const PlanView = z

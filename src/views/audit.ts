@@ -13,7 +13,9 @@ export const AuditEntryView = z
   .object({
     id: z.number().int(),
     at: Time,
-    actor: z.string().openapi({ description: "Who: `env-token` (JUDGE_ADMIN_TOKEN), `token:<name>` (a named admin token) or `cli:<OS user>`.", example: "token:alice" }),
+    actor: z
+      .string()
+      .openapi({ description: "Who: `env-token` (JUDGE_ADMIN_TOKEN), `token:<name>` (a named admin token) or `cli:<OS user>`.", example: "token:alice" }),
     actor_token_id: z.string().nullable().openapi({ description: "The named admin token's id (adm_…), when one was used." }),
     action: z.string().openapi({ example: "account.disable" }),
     object: z.object({ kind: z.enum(["account", "key", "plan", "admin_token"]), id: z.string() }),
@@ -73,7 +75,13 @@ const LABELS: Record<string, string> = { [PER_MILLION]: "price per million token
 
 /** "budget_micro" → "budget", "requestsPerMinute" → "requests per minute", "expires_at" → "expires". */
 const label = (field: string) =>
-  LABELS[field] ?? field.replace(MICROS, "").replace(EPOCH_MS, "").replace(/([a-z])([A-Z])/g, "$1 $2").replaceAll("_", " ").toLowerCase();
+  LABELS[field] ??
+  field
+    .replace(MICROS, "")
+    .replace(EPOCH_MS, "")
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .replaceAll("_", " ")
+    .toLowerCase();
 
 /** `2099-12-31 00:00 UTC`: the console's way of writing an instant. */
 const minuteUtc = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;

@@ -32,7 +32,21 @@ export function csv(header: readonly string[], rows: Iterable<readonly CsvCell[]
 
 const isoOrEmpty = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export const LEDGER_CSV_HEADER = ["id", "at", "kind", "amount_micro", "amount_eur", "questions", "input_tokens", "period_start", "request_id", "key_id", "key_prefix", "key_name", "note"];
+export const LEDGER_CSV_HEADER = [
+  "id",
+  "at",
+  "kind",
+  "amount_micro",
+  "amount_eur",
+  "questions",
+  "input_tokens",
+  "period_start",
+  "request_id",
+  "key_id",
+  "key_prefix",
+  "key_name",
+  "note",
+];
 
 /** Ledger entries (with their keys) as CSV rows: what GET …/ledger.csv and `judge ledger export` write. */
 export const ledgerCsvRow = (e: KeyedLedgerEntry): CsvCell[] => [

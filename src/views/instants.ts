@@ -15,4 +15,4 @@ export function parseInstant(text: string): number | undefined {
   return ms;
 }
 
-export const INSTANT_FORMAT = 'a date (2026-12-31, midnight UTC) or an ISO 8601 date-time with its offset (2026-12-31T18:00:00Z)';
+export const INSTANT_FORMAT = "a date (2026-12-31, midnight UTC) or an ISO 8601 date-time with its offset (2026-12-31T18:00:00Z)";

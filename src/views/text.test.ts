@@ -19,7 +19,13 @@ const record: ApiKeyRecord = {
 
 describe("CLI formatting", () => {
   it("aligns table columns and trims trailing spaces", () => {
-    const table = formatTable(["ID", "NAME"], [["a", "Acme"], ["longer-id", ""]]);
+    const table = formatTable(
+      ["ID", "NAME"],
+      [
+        ["a", "Acme"],
+        ["longer-id", ""],
+      ],
+    );
     expect(table, table).toBe(["ID         NAME", "a          Acme", "longer-id"].join("\n"));
   });
 

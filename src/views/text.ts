@@ -2,9 +2,7 @@
 
 /** Left-aligned columns separated by two spaces; trailing spaces trimmed so output diffs cleanly. */
 export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = headers.map((header, column) =>
-    Math.max(header.length, ...rows.map((row) => (row[column] ?? "").length)),
-  );
+  const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => (row[column] ?? "").length)));
   const render = (cells: readonly string[]) =>
     cells
       .map((cell, column) => cell.padEnd(widths[column] ?? 0))
@@ -16,10 +14,16 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
 /** UTC, to the second: `2025-01-31 09:05:00Z`; "-" for a missing time. */
 export function formatTimestamp(ms: number | null | undefined): string {
   if (ms === null || ms === undefined) return "-";
-  return new Date(ms).toISOString().replace("T", " ").replace(/\.\d{3}Z$/, "Z");
+  return new Date(ms)
+    .toISOString()
+    .replace("T", " ")
+    .replace(/\.\d{3}Z$/, "Z");
 }
 
 /** "Invalid configuration:\n  A: x\n  B: y" → "Invalid configuration: A: x; B: y": a user error is one line. */
 export function oneLine(message: string): string {
-  return message.replace(/:\s*\n\s*/g, ": ").replace(/\s*\n\s*/g, "; ").trim();
+  return message
+    .replace(/:\s*\n\s*/g, ": ")
+    .replace(/\s*\n\s*/g, "; ")
+    .trim();
 }

@@ -125,7 +125,9 @@ describe("an upstream that refuses, is slow or cannot be reached", () => {
     standIn.fault = { kind: "refuse-key" };
     const response = await expectUncharged(502, "model_unavailable", plain);
     const log = gateway.logLines.join("\n");
-    expect(log, show(response)).toMatch(/\/api\/v1\/decisions answered 401: it refused this gateway's key \(check JUDGE_ENGINE_KEY\): Incorrect API key provided: \[key\]/);
+    expect(log, show(response)).toMatch(
+      /\/api\/v1\/decisions answered 401: it refused this gateway's key \(check JUDGE_ENGINE_KEY\): Incorrect API key provided: \[key\]/,
+    );
     expect(log, show(response)).not.toContain(STAND_IN_KEY);
   });
 
@@ -165,8 +167,16 @@ describe("an upstream that refuses, is slow or cannot be reached", () => {
   });
 
   it("gives 400 upstream_rejected quoting its 400, 413 and 422 (the key scrubbed), uncharged", async () => {
-    standIn.fault = { kind: "status", status: 400, body: openAIError(`questions[1].instructions: too long for key ${STAND_IN_KEY}`, "invalid_request", "questions[1].instructions") };
-    await expectUncharged(400, "upstream_rejected", /refused the request: questions\[1\].instructions: too long for key \[key\] \(it numbers the questions q1, q2/);
+    standIn.fault = {
+      kind: "status",
+      status: 400,
+      body: openAIError(`questions[1].instructions: too long for key ${STAND_IN_KEY}`, "invalid_request", "questions[1].instructions"),
+    };
+    await expectUncharged(
+      400,
+      "upstream_rejected",
+      /refused the request: questions\[1\].instructions: too long for key \[key\] \(it numbers the questions q1, q2/,
+    );
     standIn.fault = { kind: "status", status: 413, body: { error: "over 64k tokens" } };
     await expectUncharged(400, "upstream_rejected", /over 64k tokens/);
     standIn.fault = { kind: "status", status: 422, body: { detail: "input: field required" } };
@@ -197,7 +207,12 @@ describe("answers the gateway accepts", () => {
       model: "gpt-6-luna",
       input: BODY.state,
       questions: [
-        { type: "choice", name: "q1", instructions: "What is it about?", choices: [{ value: "billing", description: "money" }, { value: "shipping" }, { value: "other", description: "anything else" }] },
+        {
+          type: "choice",
+          name: "q1",
+          instructions: "What is it about?",
+          choices: [{ value: "billing", description: "money" }, { value: "shipping" }, { value: "other", description: "anything else" }],
+        },
         { type: "predicate", name: "q2", instructions: "The customer is angry." },
         { type: "score", name: "q3", instructions: "How urgent?", levels: [{ label: "none" }, { label: "some" }, { label: "very" }] },
       ],
@@ -238,7 +253,10 @@ describe("answers the gateway accepts", () => {
     const before = await moneyTables(gateway.database);
     const asked = standIn.decisions().length;
     const criteria = Object.fromEntries("abcdef".split("").map((k) => [k, null]));
-    const response = await postJudgment(gateway, { state: "s", questions: { fine: { type: "noul", instructions: "x" }, "too big": { type: "choice", instructions: "Which?", criteria } } });
+    const response = await postJudgment(gateway, {
+      state: "s",
+      questions: { fine: { type: "noul", instructions: "x" }, "too big": { type: "choice", instructions: "Which?", criteria } },
+    });
     expectErrorResponse(response, 400, "over_upstream_limit");
     expect(response.json.error, show(response)).toContain("too big");
     expect(standIn.decisions().length, show(response)).toBe(asked);

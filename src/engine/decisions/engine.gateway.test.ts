@@ -81,7 +81,8 @@ function expectSameAnswers(direct: any, through: any): void {
     }
     if (d.type !== "noul") {
       expect(Object.keys(g.probabilities), `${id}\n${message}`).toEqual(Object.keys(d.probabilities));
-      for (const key of Object.keys(d.probabilities)) expect(own(g.probabilities, key), `${id} ${key}\n${message}`).toBeCloseTo(own(d.probabilities, key), CLOSE);
+      for (const key of Object.keys(d.probabilities))
+        expect(own(g.probabilities, key), `${id} ${key}\n${message}`).toBeCloseTo(own(d.probabilities, key), CLOSE);
       expect(g.confidence, `${id}\n${message}`).toBeCloseTo(d.confidence, CLOSE);
     }
   }
@@ -102,7 +103,15 @@ describe("the decisions gateway in front of a real Decisions server", () => {
     const gateway = await startGateway();
     const body = {
       model: "gpt-6-luna",
-      input: [{ role: "user", content: [{ type: "input_text", text: "I was charged twice." }, { type: "input_json", data: { order: 1234 } }] }],
+      input: [
+        {
+          role: "user",
+          content: [
+            { type: "input_text", text: "I was charged twice." },
+            { type: "input_json", data: { order: 1234 } },
+          ],
+        },
+      ],
       questions: [
         { type: "choice", name: "refund", instructions: "Should we refund?", choices: [{ value: true }, { value: false, description: "not yet" }] },
         { type: "predicate", instructions: "The customer is angry." },
@@ -112,14 +121,20 @@ describe("the decisions gateway in front of a real Decisions server", () => {
     const direct = okJson(await postDecisions(upstream, body));
     const through = okJson(await postDecisions(gateway, body));
     const message = JSON.stringify({ direct, through }, null, 1);
-    expect(through.answers.map((a: any) => [a.type, a.name]), message).toEqual(direct.answers.map((a: any) => [a.type, a.name]));
+    expect(
+      through.answers.map((a: any) => [a.type, a.name]),
+      message,
+    ).toEqual(direct.answers.map((a: any) => [a.type, a.name]));
     expect(through.answers[0].choice, message).toBe(direct.answers[0].choice);
     expect(typeof through.answers[0].choice, message).toBe("boolean");
     direct.answers.forEach((d: any, i: number) => {
       const g = through.answers[i];
       if (d.type === "predicate") expect(g.probability, message).toBeCloseTo(d.probability, CLOSE);
       else {
-        expect(g.probabilities.map((p: any) => p.value), message).toEqual(d.probabilities.map((p: any) => p.value));
+        expect(
+          g.probabilities.map((p: any) => p.value),
+          message,
+        ).toEqual(d.probabilities.map((p: any) => p.value));
         g.probabilities.forEach((p: any, k: number) => expect(p.probability, message).toBeCloseTo(d.probabilities[k].probability, CLOSE));
         expect(g.confidence, message).toBeCloseTo(d.confidence, CLOSE);
       }
@@ -136,7 +151,12 @@ describe("the decisions gateway in front of a real Decisions server", () => {
     expect(tokens, `usage ${tokens} must be positive and below the bound ${bound}`).toBeGreaterThan(0);
     expect(tokens, `usage ${tokens} must be below the bound ${bound}`).toBeLessThan(bound);
     const state = await billingState(gateway, gateway.accountId);
-    expect(state.entries.at(-1), JSON.stringify(state)).toMatchObject({ kind: "charge", amountMicro: -chargeFor(tokens, PRICE), inputTokens: tokens, questions: 5 });
+    expect(state.entries.at(-1), JSON.stringify(state)).toMatchObject({
+      kind: "charge",
+      amountMicro: -chargeFor(tokens, PRICE),
+      inputTokens: tokens,
+      questions: 5,
+    });
     expect(state, JSON.stringify(state)).toMatchObject({ balanceMicro: BALANCE - chargeFor(tokens, PRICE), reservedMicro: 0 });
     expect(await gateway.services.ledger.check(), "the gateway's ledger").toMatchObject({ ok: true });
     const upstreamAfter = await billingState(upstream, upstream.accountId);
@@ -150,7 +170,10 @@ describe("the decisions gateway in front of a real Decisions server", () => {
     const direct = okJson(await postJudgment(upstream, BODY));
     const through = okJson(await postJudgment(gateway, BODY));
     expectSameAnswers(direct, through);
-    const calls = standIn.decisions().slice(asked).map((r) => JSON.parse(r.body).questions.map((q: any) => q.name));
+    const calls = standIn
+      .decisions()
+      .slice(asked)
+      .map((r) => JSON.parse(r.body).questions.map((q: any) => q.name));
     expect(calls.sort(), JSON.stringify(calls)).toEqual([["q1", "q2"], ["q3", "q4"], ["q5"]]);
     // Each call reads the state again, and the upstream bills each: the client pays their sum.
     const billed = (await billingState(upstream, upstream.accountId)).entries.slice(upstreamBefore + 1).map((e) => e.inputTokens);
@@ -188,6 +211,11 @@ describe("the decisions gateway in front of a real Decisions server", () => {
     const gateway = await startGateway({ url: `${standIn.url}/v1` });
     const asked = standIn.decisions().length;
     okJson(await postJudgment(gateway, BODY));
-    expect(standIn.decisions().slice(asked).map((r) => r.path)).toEqual(["/v1/decisions"]);
+    expect(
+      standIn
+        .decisions()
+        .slice(asked)
+        .map((r) => r.path),
+    ).toEqual(["/v1/decisions"]);
   });
 });

@@ -97,13 +97,21 @@ describe("the gateway's status, name and model", () => {
     const upstreamLedger = (await upstream.services.accounts.entries(upstream.accountId, { limit: 500 })).length;
     expect(await engine.status()).toEqual({ state: "ready" });
     const probe = standIn.requests.slice(before);
-    expect(probe.map((r) => [r.method, r.path, r.body]), JSON.stringify(probe)).toEqual([["POST", "/v1/decisions", '{"model":"gpt-6-luna"}']]);
+    expect(
+      probe.map((r) => [r.method, r.path, r.body]),
+      JSON.stringify(probe),
+    ).toEqual([["POST", "/v1/decisions", '{"model":"gpt-6-luna"}']]);
     expect((await upstream.services.accounts.entries(upstream.accountId, { limit: 500 })).length).toBe(upstreamLedger);
     expect(engine.description).toEqual({ kind: "decisions", backend: standIn.url });
   });
 
   it("is what JUDGE_ENGINE=decisions builds, from JUDGE_ENGINE_URL, JUDGE_ENGINE_KEY and JUDGE_ENGINE_MODEL", async () => {
-    const config = parseConfig({ JUDGE_ENGINE: "decisions", JUDGE_ENGINE_URL: `${standIn.url}/v1/`, JUDGE_ENGINE_KEY: STAND_IN_KEY, JUDGE_ENGINE_MODEL: "gpt-6-luna" });
+    const config = parseConfig({
+      JUDGE_ENGINE: "decisions",
+      JUDGE_ENGINE_URL: `${standIn.url}/v1/`,
+      JUDGE_ENGINE_KEY: STAND_IN_KEY,
+      JUDGE_ENGINE_MODEL: "gpt-6-luna",
+    });
     const engine = createEngine(config);
     started.push(engine);
     await engine.ready;
@@ -122,9 +130,15 @@ describe("the gateway's status, name and model", () => {
   it("names a wrong URL, a model the upstream does not serve, a loading or failing server", async () => {
     const engine = engineFor();
     standIn.fault = { kind: "status", status: 404, body: openAIError("Unknown request URL: POST /v1/decisions", "unknown_url") };
-    expect(await engine.status()).toEqual({ state: "failed", detail: expect.stringMatching(/answered 404: no Decisions endpoint or model there \(check JUDGE_ENGINE_URL/) });
+    expect(await engine.status()).toEqual({
+      state: "failed",
+      detail: expect.stringMatching(/answered 404: no Decisions endpoint or model there \(check JUDGE_ENGINE_URL/),
+    });
     standIn.fault = { kind: "status", status: 400, body: openAIError("unknown model", "unknown_model", "model") };
-    expect(await engine.status()).toEqual({ state: "failed", detail: expect.stringMatching(/does not serve the model this gateway names \(check JUDGE_ENGINE_MODEL\)/) });
+    expect(await engine.status()).toEqual({
+      state: "failed",
+      detail: expect.stringMatching(/does not serve the model this gateway names \(check JUDGE_ENGINE_MODEL\)/),
+    });
     standIn.fault = { kind: "status", status: 503, body: { error: "Loading model" } };
     expect(await engine.status()).toEqual({ state: "loading", detail: `${standIn.url}/v1/decisions is loading: Loading model` });
     standIn.fault = { kind: "status", status: 500, body: { error: "CUDA error" } };

@@ -83,7 +83,9 @@ export function createDecisionsEngine(options: RemoteEngineOptions): JudgmentEng
     try {
       body = JSON.parse(reply.text);
     } catch {
-      throw new EngineFailedError(`${at} answered 200 with a body that is not JSON: ${scrub(quote(reply.text, 120))}`, { clientMessage: `${UPSTREAM_UNUSABLE} (not JSON); nothing was charged` });
+      throw new EngineFailedError(`${at} answered 200 with a body that is not JSON: ${scrub(quote(reply.text, 120))}`, {
+        clientMessage: `${UPSTREAM_UNUSABLE} (not JSON); nothing was charged`,
+      });
     }
     try {
       return readDecisionsAnswers(body, call.expected);

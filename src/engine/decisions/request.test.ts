@@ -10,7 +10,11 @@ import { DeclinedQuestionError, readDecisionsAnswers } from "./validation.js";
 
 const LIMITS = { options: 255, levels: 10, questions: 64 };
 const prepare = (state: unknown, questions: Question[], options: Partial<{ limits: typeof LIMITS; maxRequestTokens: number }> = {}) =>
-  prepareDecisionsRequest(buildPrompt(state, questions), { model: "m", limits: options.limits ?? LIMITS, maxRequestTokens: options.maxRequestTokens ?? 100_000 });
+  prepareDecisionsRequest(buildPrompt(state, questions), {
+    model: "m",
+    limits: options.limits ?? LIMITS,
+    maxRequestTokens: options.maxRequestTokens ?? 100_000,
+  });
 const sent = (prepared: ReturnType<typeof prepare>) => prepared.calls.map((c) => JSON.parse(c.body));
 
 describe("the Decisions request", () => {
@@ -52,7 +56,9 @@ describe("the Decisions request", () => {
   it("refuses over the upstream's options or levels, or over the token budget, before anything is sent", () => {
     const criteria = Object.fromEntries("abc".split("").map((k) => [k, null]));
     expect(() => prepare("s", [{ type: "choice", instructions: "x", criteria }], { limits: { ...LIMITS, options: 2 } })).toThrow(UpstreamLimitError);
-    expect(() => prepare("s", [{ type: "score", instructions: "x", criteria: ["a", "b", "c"] }], { limits: { ...LIMITS, levels: 2 } })).toThrow(UpstreamLimitError);
+    expect(() => prepare("s", [{ type: "score", instructions: "x", criteria: ["a", "b", "c"] }], { limits: { ...LIMITS, levels: 2 } })).toThrow(
+      UpstreamLimitError,
+    );
     expect(() => prepare("s".repeat(1000), [{ type: "noul", instructions: "x" }], { maxRequestTokens: 500 })).toThrow(BudgetError);
   });
 });
@@ -70,7 +76,16 @@ describe("reading the answers", () => {
 
   it("gives log-probabilities in label order and the usage", () => {
     const read = readDecisionsAnswers(
-      answer({ type: "choice", name: "q2", choice: "b", confidence: 0.5, probabilities: [{ value: "a", probability: 0.2 }, { value: "b", probability: 0.8 }] }),
+      answer({
+        type: "choice",
+        name: "q2",
+        choice: "b",
+        confidence: 0.5,
+        probabilities: [
+          { value: "a", probability: 0.2 },
+          { value: "b", probability: 0.8 },
+        ],
+      }),
       expected,
     );
     expect(read.inputTokens).toBe(42);

@@ -82,7 +82,11 @@ export function prepareDecisionsRequest(
   return new DecisionsPrepared(calls, inputTokens);
 }
 
-function decisionsQuestion(question: Question, name: string, numberTexts: NumberTexts | undefined): { sent: Record<string, unknown>; expected: ExpectedDecision } {
+function decisionsQuestion(
+  question: Question,
+  name: string,
+  numberTexts: NumberTexts | undefined,
+): { sent: Record<string, unknown>; expected: ExpectedDecision } {
   const render = (value: unknown) => renderValue(value, numberTexts);
   const instructions = render(question.instructions);
   switch (question.type) {

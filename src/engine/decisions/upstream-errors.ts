@@ -35,7 +35,10 @@ export function upstreamRefusal(at: string, reply: UpstreamReply, scrub: (text: 
     case 402:
       return new EngineUnavailableError(`${answered}: this gateway's upstream account cannot pay: ${said}`, UPSTREAM_UNAVAILABLE);
     case 404:
-      return new EngineUnavailableError(`${answered}: no Decisions endpoint or model there (check JUDGE_ENGINE_URL and JUDGE_ENGINE_MODEL): ${said}`, UPSTREAM_UNAVAILABLE);
+      return new EngineUnavailableError(
+        `${answered}: no Decisions endpoint or model there (check JUDGE_ENGINE_URL and JUDGE_ENGINE_MODEL): ${said}`,
+        UPSTREAM_UNAVAILABLE,
+      );
     case 408:
     case 429:
     case 502:

@@ -84,7 +84,9 @@ function listedProbabilities(answer: Record<string, unknown>, question: Expected
   const listed = own(answer, "probabilities");
   if (!Array.isArray(listed) || listed.length !== question.values.length) {
     const what = Array.isArray(listed) ? `${listed.length} entries` : shown(listed, 120);
-    throw new EngineFailedError(`${where}: probabilities are ${what}, not one per ${question.type === "choice" ? "choice" : "level"} (${question.values.length})`);
+    throw new EngineFailedError(
+      `${where}: probabilities are ${what}, not one per ${question.type === "choice" ? "choice" : "level"} (${question.values.length})`,
+    );
   }
   return question.values.map((wanted, i) => {
     const at = `${where}: probabilities[${i}]`;

@@ -161,7 +161,15 @@ async function connect(
     adapter.createReader(served.name, temperature, force).read(at, candidates, signal);
   const candidates = await probeCandidates(tokenizer);
   await probeRawLogprobs(read, tokens, candidates, adapter.idsField);
-  const exactness = await probeExactness(read, tokens, candidates, options.exactness ?? "strict", exactnessBound(options), { server, kind: adapter.kind }, signal);
+  const exactness = await probeExactness(
+    read,
+    tokens,
+    candidates,
+    options.exactness ?? "strict",
+    exactnessBound(options),
+    { server, kind: adapter.kind },
+    signal,
+  );
   return { model: served.name, prepare, family: chat.template.family, exactness };
 }
 

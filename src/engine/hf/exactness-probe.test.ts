@@ -10,7 +10,13 @@ import { createVllmEngine } from "./vllm/engine.js";
  * the start-up probe measured, and the server's own batch-invariant / deterministic setting.
  */
 const cases = [
-  { kind: "sglang", start: startSglangStandin, create: createSglangEngine, on: "enable_deterministic_inference=true", off: "enable_deterministic_inference=false" },
+  {
+    kind: "sglang",
+    start: startSglangStandin,
+    create: createSglangEngine,
+    on: "enable_deterministic_inference=true",
+    off: "enable_deterministic_inference=false",
+  },
   { kind: "vllm", start: startVllmStandin, create: createVllmEngine, on: "VLLM_BATCH_INVARIANT=1", off: "VLLM_BATCH_INVARIANT=0" },
 ] as const;
 

@@ -55,7 +55,9 @@ export async function servedModel(server: RemoteServer, wanted: string | undefin
   }
   const model = wanted === undefined ? models[0] : models.find((m) => m.id === wanted);
   if (!model) {
-    throw new EngineFailedError(`${describe(server)} does not serve ${JSON.stringify(wanted)} (it serves ${models.map((m) => JSON.stringify(m.id)).join(", ")})`);
+    throw new EngineFailedError(
+      `${describe(server)} does not serve ${JSON.stringify(wanted)} (it serves ${models.map((m) => JSON.stringify(m.id)).join(", ")})`,
+    );
   }
   const maxModelLen = Number.isInteger(model.max_model_len) && (model.max_model_len as number) > 0 ? (model.max_model_len as number) : undefined;
   return { name: model.id as string, maxModelLen };
@@ -83,13 +85,7 @@ const ROUNDING = 1e-3;
  * (vLLM adds the sampled token, `extra`), every value a log-probability, and together no more
  * than probability 1. `field` names the request field a server ignoring it would drop.
  */
-export function checkedCandidates(
-  where: string,
-  field: string,
-  entries: [Token, number][],
-  requested: Token[],
-  extra?: Token,
-): Map<Token, number> {
+export function checkedCandidates(where: string, field: string, entries: [Token, number][], requested: Token[], extra?: Token): Map<Token, number> {
   const read = new Map<Token, number>();
   for (const [id, value] of entries) {
     if (typeof value !== "number" || Number.isNaN(value) || value === Infinity || value > ROUNDING) {

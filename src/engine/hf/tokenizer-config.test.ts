@@ -42,7 +42,15 @@ describe("reading tokenizer_config.json", () => {
   });
 
   it("picks the default of a list of named templates, and refuses a template or token of the wrong shape", () => {
-    const named = parseTokenizerConfig({ chat_template: [{ name: "tool_use", template: "x" }, { name: "default", template: "y" }] }, "named");
+    const named = parseTokenizerConfig(
+      {
+        chat_template: [
+          { name: "tool_use", template: "x" },
+          { name: "default", template: "y" },
+        ],
+      },
+      "named",
+    );
     expect(named.chatTemplate).toBe("y");
     expect(() => parseTokenizerConfig({ chat_template: 3 }, "bad")).toThrow(/bad: chat_template/);
     expect(() => parseTokenizerConfig({ bos_token: 1 }, "bad")).toThrow(/bad: bos_token is neither text nor \{content\}/);
@@ -69,7 +77,10 @@ describe("the remote chat template", () => {
   it("renders no BOS for a model without one, and ChatML without BOS when no config is given", () => {
     for (const chat of [remoteChat(parseTokenizerConfig(QWEN_LIKE, "qwen")), remoteChat(undefined)]) {
       const values = [...chat.template.prefix("s", "t").values, ...chat.template.suffix("q").values];
-      expect(values.some((value) => value instanceof SpecialToken), JSON.stringify(values)).toBe(false);
+      expect(
+        values.some((value) => value instanceof SpecialToken),
+        JSON.stringify(values),
+      ).toBe(false);
       expect(values[0], JSON.stringify(values)).toBeInstanceOf(SpecialTokensText);
     }
   });

@@ -117,8 +117,7 @@ export interface RemoteChat {
 export function remoteChat(config: TokenizerConfig | undefined): RemoteChat {
   const wrapper = config?.chatTemplate ? resolvedWrapper(config.chatTemplate, config.bosToken) : new ChatMLChatWrapper();
   const specials = config ? config.specialTokens : GUESSED_SPECIALS;
-  const findControlText = (text: string) =>
-    specials.find((special) => text.includes(special)) ?? (config ? undefined : CHATML_LIKE.exec(text)?.[0]);
+  const findControlText = (text: string) => specials.find((special) => text.includes(special)) ?? (config ? undefined : CHATML_LIKE.exec(text)?.[0]);
   const missing = new Set<string>();
   if (!config?.bosToken) missing.add("BOS");
   if (!config?.eosToken) missing.add("EOS");
@@ -154,8 +153,7 @@ function resolvedWrapper(chatTemplate: string, bosToken: string | null): ChatWra
  * without one (and as HF renders a null `bos_token`); the remote preparer would refuse it.
  */
 function withoutMissingTokens(template: ChatPromptTemplate, missing: Set<string>): ChatPromptTemplate {
-  const strip = (text: LlamaText) =>
-    LlamaText(text.values.filter((value) => !(value instanceof SpecialToken && missing.has(value.value))));
+  const strip = (text: LlamaText) => LlamaText(text.values.filter((value) => !(value instanceof SpecialToken && missing.has(value.value))));
   return {
     prefix: (system, state) => strip(template.prefix(system, state)),
     suffix: (question) => strip(template.suffix(question)),
@@ -172,7 +170,9 @@ export async function builtinTokenIds(chat: RemoteChat, tokenizer: RemoteTokeniz
   const single = async (name: string, text: string, special: boolean) => {
     const tokens = await tokenizer.tokenize(text, special);
     if (tokens.length !== 1) {
-      throw new Error(`${name} ${JSON.stringify(text)} is ${tokens.length} tokens on the server, not one: the tokenizer config does not match the served model`);
+      throw new Error(
+        `${name} ${JSON.stringify(text)} is ${tokens.length} tokens on the server, not one: the tokenizer config does not match the served model`,
+      );
     }
     return tokens[0];
   };

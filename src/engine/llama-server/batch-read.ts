@@ -63,13 +63,18 @@ async function readLifted(session: BatchSession, [node]: NodeToRead[], signal?: 
     }
     held = steps[steps.length - 1].tokens;
     const lifted = new Map([...lifts].filter(([, lift]) => lift > 0));
-    const [result] = await call(session, steps, {
-      n_predict: 1,
-      n_probs: Math.max(MIN_LISTED, node.candidates.length + EXTRA_LISTED),
-      ...WHOLE_POST_SAMPLING,
-      seed,
-      logit_bias: [...lifted],
-    }, signal);
+    const [result] = await call(
+      session,
+      steps,
+      {
+        n_predict: 1,
+        n_probs: Math.max(MIN_LISTED, node.candidates.length + EXTRA_LISTED),
+        ...WHOLE_POST_SAMPLING,
+        seed,
+        logit_bias: [...lifted],
+      },
+      signal,
+    );
     const list = postList(result, session);
     if (list === undefined) {
       // The token the server drew ended in an incomplete UTF-8 sequence, and then it lists
@@ -112,8 +117,8 @@ function postList(result: unknown, session: BatchSession): ListedProb[] | undefi
     return fail(Array.isArray(entry.top_logprobs) ? "returned raw probabilities (it ignores post_sampling_probs: true)" : "returned no top_probs");
   }
   return (entry.top_probs as Array<Record<string, unknown>>).map((item) => {
-    if (!item || typeof item.id !== "number" || !Number.isInteger(item.id) || typeof item.prob !== "number") return fail("returned a top_probs entry without an id or a prob");
+    if (!item || typeof item.id !== "number" || !Number.isInteger(item.id) || typeof item.prob !== "number")
+      return fail("returned a top_probs entry without an id or a prob");
     return { id: item.id as Token, prob: item.prob };
   });
 }
-

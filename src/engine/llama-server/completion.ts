@@ -41,11 +41,7 @@ export async function fillCache(server: RemoteServer, tokens: readonly Token[], 
   checkStatus(reply, `${describe(server)}/completion`);
 }
 
-export async function readCompletion(
-  server: RemoteServer,
-  request: CompletionRequest,
-  signal?: AbortSignal,
-): Promise<CompletionRead> {
+export async function readCompletion(server: RemoteServer, request: CompletionRequest, signal?: AbortSignal): Promise<CompletionRead> {
   const reply = await callJson(
     server,
     "/completion",

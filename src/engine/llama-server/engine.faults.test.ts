@@ -58,7 +58,10 @@ async function server(engine: JudgmentEngine): Promise<TestServer> {
 }
 
 async function failure(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then((value) => new Error(`expected a failure, got ${JSON.stringify(value)}`), (error: unknown) => error);
+  return promise.then(
+    (value) => new Error(`expected a failure, got ${JSON.stringify(value)}`),
+    (error: unknown) => error,
+  );
 }
 
 /** A request through HTTP: 502 with `code`, nothing charged or held, the ledger consistent. */
@@ -79,7 +82,10 @@ describe("connecting", () => {
     expect(engine.modelId).toBe("tiny-seed1");
     expect(engine.description).toEqual({ kind: "llama-server", backend: upstream.url, slots: 2, exactness: { mode: "strict", bound: 1e-9, measured: 0 } });
     const result = await engine.evaluate(await engine.prepare(PROMPT));
-    expect(result.labelLogProbs.map((row) => row.length), JSON.stringify(result)).toEqual([3, 3]);
+    expect(
+      result.labelLogProbs.map((row) => row.length),
+      JSON.stringify(result),
+    ).toEqual([3, 3]);
   });
 
   it("keeps trying while the server is unreachable, says so, and is ready once it answers", async () => {

@@ -56,7 +56,10 @@ describe.each(["Q4_0", "Q8_0"] as const)("llama-server on %s weights", (weights)
     const { server, remote, local } = await bothEngines(weights);
     const status = await settledStatus(remote);
     expect(status, `${JSON.stringify(status)}\n${server.output().slice(-3000)}`).toEqual({ state: "ready" });
-    for (const [name, state] of [["short state", STATE], ["long state", LONG_STATE]] as const) {
+    for (const [name, state] of [
+      ["short state", STATE],
+      ["long state", LONG_STATE],
+    ] as const) {
       const [ours, reference] = [await probabilities(remote, state, QUESTIONS), await probabilities(local, state, QUESTIONS)];
       expect(ours.prepared.inputTokens, `${weights}, ${name}: input tokens`).toBe(reference.prepared.inputTokens);
       const worst = maxDifference(ours.probabilities, reference.probabilities);

@@ -56,7 +56,10 @@ async function expectSameAsInProcess(state: unknown, questions: Question[], what
   expect(ours.prepared.inputTokens, `${what}: input tokens`).toBe(reference.prepared.inputTokens);
   const worst = maxDifference(ours.probabilities, reference.probabilities);
   measured.push(`${what}: ${worst.toExponential(2)}`);
-  expect(worst, `${what}: max |Δp| = ${worst}\nllama-server ${JSON.stringify(ours.probabilities)}\nin-process ${JSON.stringify(reference.probabilities)}`).toBeLessThanOrEqual(TOLERANCE);
+  expect(
+    worst,
+    `${what}: max |Δp| = ${worst}\nllama-server ${JSON.stringify(ours.probabilities)}\nin-process ${JSON.stringify(reference.probabilities)}`,
+  ).toBeLessThanOrEqual(TOLERANCE);
 }
 
 describe("the llama-server engine's probabilities equal the in-process engine's", () => {
@@ -71,10 +74,14 @@ describe("the llama-server engine's probabilities equal the in-process engine's"
   });
 
   it("score with every level count from 2 to 10", async () => {
-    await expectSameAsInProcess(STATE, Array.from({ length: 9 }, (_, i) => score(i + 2)), "score 2..10");
+    await expectSameAsInProcess(
+      STATE,
+      Array.from({ length: 9 }, (_, i) => score(i + 2)),
+      "score 2..10",
+    );
   });
 
-  it("a long state (\"word \" × 120) with several question types", async () => {
+  it('a long state ("word " × 120) with several question types', async () => {
     await expectSameAsInProcess(LONG_STATE, [choice(27), score(5), NOULS[0]], "long state");
   });
 });
@@ -124,7 +131,10 @@ describe("prefix reuse", () => {
     const stand = await startLlamaServerStandIn(llamaServer.url);
     const engine = createLlamaServerEngine(remoteOptions(stand.url));
     await engine.ready;
-    const states = [{ tenant: "one", text: "first state ".repeat(20) }, { tenant: "two", text: "second state ".repeat(20) }];
+    const states = [
+      { tenant: "one", text: "first state ".repeat(20) },
+      { tenant: "two", text: "second state ".repeat(20) },
+    ];
     const questions = [choice(3), score(4)];
     const rounds: Array<Array<{ slots: number[]; firstCached: number; prefix: number }>> = [];
     try {
@@ -135,7 +145,11 @@ describe("prefix reuse", () => {
           const { prepared } = await probabilities(engine, state, questions);
           // One call carries several prompts (an array of replies); each reply says what it took from the cache.
           const first = [stand.exchanges[0].reply].flat()[0];
-          seen.push({ slots: stand.exchanges.map((e) => e.request.id_slot), firstCached: first["timings/cache_n"], prefix: (prepared as any).prefixTokens.length });
+          seen.push({
+            slots: stand.exchanges.map((e) => e.request.id_slot),
+            firstCached: first["timings/cache_n"],
+            prefix: (prepared as any).prefixTokens.length,
+          });
         }
         rounds.push(seen);
       }

@@ -177,7 +177,15 @@ export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: Ll
         throwIfAborted(signal);
         const started = performance.now();
         const prefix = prepared.prefixTokens;
-        const session = { server, slot: lease.slot, spareTokens: target.spare, exactness: mode, prefixReused: strictReuse(heldPrefix.get(lease.slot), prefix), onCall: tuning.onCall, lifts: target.lifts };
+        const session = {
+          server,
+          slot: lease.slot,
+          spareTokens: target.spare,
+          exactness: mode,
+          prefixReused: strictReuse(heldPrefix.get(lease.slot), prefix),
+          onCall: tuning.onCall,
+          lifts: target.lifts,
+        };
         heldPrefix.delete(lease.slot);
         const labelLogProbs = await readLabelLogProbsOnSlot(prepared, session, signal);
         heldPrefix.set(lease.slot, prefix);

@@ -25,7 +25,7 @@ function rawLogProbs(logits: number[]): number[] {
 /** A flat distribution over 2,000 tokens, like random weights', with a few far-down candidates. */
 function flatLogits(): number[] {
   let seed = 7;
-  const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   return Array.from({ length: 2000 }, () => 4 * next());
 }
 
@@ -51,7 +51,8 @@ describe("solveLifted: raw values from one post-sampling list", () => {
       expect(solved.ok, `lift ${lift}: ${JSON.stringify(solved)}`).toBe(true);
       if (solved.ok) for (const id of CANDIDATES) expect(solved.logProbs.get(id), `lift ${lift}, token ${id}`).toBeCloseTo(raw[id], 10);
       // Depths: how far below the best unlifted token each candidate lies, read from ratios alone.
-      if (solved.ok) expect(solved.depths.get(10 as Token)).toBeCloseTo(Math.max(...logits.filter((_, id) => !CANDIDATES.includes(id as Token))) - logits[10], 10);
+      if (solved.ok)
+        expect(solved.depths.get(10 as Token)).toBeCloseTo(Math.max(...logits.filter((_, id) => !CANDIDATES.includes(id as Token))) - logits[10], 10);
     }
   });
 

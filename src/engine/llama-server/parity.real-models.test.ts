@@ -33,7 +33,8 @@ const models = availableRealModels();
 const REFUSED: Partial<Record<string, RegExp>> = {
   // The start-up probe's first check that fails names it: one batch against a cached rest (the
   // batch-shape check), or a cached prefix against a fresh prompt (or beside other traffic).
-  "gemma3-270m": /answers differently for (a prompt read in one batch than for its last tokens read after a cached rest|a cached prefix, a fresh prompt or beside other traffic) \(max \|Δp\| [0-9.e-]+/,
+  "gemma3-270m":
+    /answers differently for (a prompt read in one batch than for its last tokens read after a cached rest|a cached prefix, a fresh prompt or beside other traffic) \(max \|Δp\| [0-9.e-]+/,
 };
 
 /** The engine's status, asked again while the busy server drops the connection. */
@@ -61,57 +62,65 @@ describe.skipIf(models.length === 0).each(models.filter((m) => REFUSED[m.name]))
   });
 });
 
-describe.skipIf(models.length === 0).each(models.filter((m) => !REFUSED[m.name]))("on $name, llama-server answers as the in-process engine", ({ name, file }) => {
-  let server: LlamaServerProcess;
-  let remote: JudgmentEngine;
-  let local: JudgmentEngine & { close(): Promise<void> };
-  const measured: string[] = [];
-  let libraries: { server: string[]; inProcess: string[] };
+describe.skipIf(models.length === 0).each(models.filter((m) => !REFUSED[m.name]))(
+  "on $name, llama-server answers as the in-process engine",
+  ({ name, file }) => {
+    let server: LlamaServerProcess;
+    let remote: JudgmentEngine;
+    let local: JudgmentEngine & { close(): Promise<void> };
+    const measured: string[] = [];
+    let libraries: { server: string[]; inProcess: string[] };
 
-  beforeAll(async () => {
-    // --swa-full: a sliding-window model (Gemma 3) keeps the whole cache, as the in-process
-    // engine does, so a cached prefix and a rolled-back branch read the same cells as a fresh read.
-    // One thread each: llama.cpp's worker threads spin while they wait for each other, and on a
-    // busy 2-core machine a 2-thread server took 17 s per decode.
-    server = await startLlamaServer({ model: file, slots: 2, contextSize: 16384, threads: 1, extraArgs: ["--swa-full"] });
-    const engine = createLlamaServerEngine(remoteOptions(server.url, { server: { url: server.url, timeoutMs: 120_000 } }));
-    remote = engine;
-    local = createLlamaEngine({ model: file, modelsDir: ".", contextSize: 8192, maxRequestTokens: 100_000, threads: 1, gpu: "off" });
-    await Promise.all([engine.ready, (local as any).ready]);
-    expect(await settledStatus(remote), server.output()).toEqual({ state: "ready" });
-    libraries = { server: loadedCpuLibraries(server.pid), inProcess: loadedCpuLibraries() };
-    console.log(`${name}: CPU library loaded by llama-server ${libraries.server.join(", ") || "(none found)"}, in process ${libraries.inProcess.join(", ") || "(none found)"}`);
-  });
-  afterAll(async () => {
-    if (measured.length > 0) console.log(`${name} on ${libraries?.inProcess.join(", ")}: max |Δp| llama-server vs in-process:\n  ${measured.join("\n  ")}`);
-    await remote?.close();
-    await local?.close();
-    await server?.stop();
-  });
+    beforeAll(async () => {
+      // --swa-full: a sliding-window model (Gemma 3) keeps the whole cache, as the in-process
+      // engine does, so a cached prefix and a rolled-back branch read the same cells as a fresh read.
+      // One thread each: llama.cpp's worker threads spin while they wait for each other, and on a
+      // busy 2-core machine a 2-thread server took 17 s per decode.
+      server = await startLlamaServer({ model: file, slots: 2, contextSize: 16384, threads: 1, extraArgs: ["--swa-full"] });
+      const engine = createLlamaServerEngine(remoteOptions(server.url, { server: { url: server.url, timeoutMs: 120_000 } }));
+      remote = engine;
+      local = createLlamaEngine({ model: file, modelsDir: ".", contextSize: 8192, maxRequestTokens: 100_000, threads: 1, gpu: "off" });
+      await Promise.all([engine.ready, (local as any).ready]);
+      expect(await settledStatus(remote), server.output()).toEqual({ state: "ready" });
+      libraries = { server: loadedCpuLibraries(server.pid), inProcess: loadedCpuLibraries() };
+      console.log(
+        `${name}: CPU library loaded by llama-server ${libraries.server.join(", ") || "(none found)"}, in process ${libraries.inProcess.join(", ") || "(none found)"}`,
+      );
+    });
+    afterAll(async () => {
+      if (measured.length > 0) console.log(`${name} on ${libraries?.inProcess.join(", ")}: max |Δp| llama-server vs in-process:\n  ${measured.join("\n  ")}`);
+      await remote?.close();
+      await local?.close();
+      await server?.stop();
+    });
 
-  async function expectSame(state: unknown, questions: Question[], what: string, tolerance: number) {
-    const ours = await probabilities(remote, state, questions);
-    const theirs = await probabilities(local, state, questions);
-    expect(ours.prepared.inputTokens, `${what}: input tokens (billing) differ`).toBe(theirs.prepared.inputTokens);
-    const worst = maxDifference(ours.probabilities, theirs.probabilities);
-    measured.push(`${what}: ${worst.toExponential(2)}`);
-    expect(worst, `${what}: max |Δp| = ${worst}\nllama-server ${JSON.stringify(ours.probabilities)}\nin-process ${JSON.stringify(theirs.probabilities)}`).toBeLessThanOrEqual(tolerance);
-  }
+    async function expectSame(state: unknown, questions: Question[], what: string, tolerance: number) {
+      const ours = await probabilities(remote, state, questions);
+      const theirs = await probabilities(local, state, questions);
+      expect(ours.prepared.inputTokens, `${what}: input tokens (billing) differ`).toBe(theirs.prepared.inputTokens);
+      const worst = maxDifference(ours.probabilities, theirs.probabilities);
+      measured.push(`${what}: ${worst.toExponential(2)}`);
+      expect(
+        worst,
+        `${what}: max |Δp| = ${worst}\nllama-server ${JSON.stringify(ours.probabilities)}\nin-process ${JSON.stringify(theirs.probabilities)}`,
+      ).toBeLessThanOrEqual(tolerance);
+    }
 
-  it("runs the same ggml CPU library on both sides (node-llama-cpp's, chosen for this CPU)", () => {
-    expect(libraries.server).toHaveLength(1);
-    expect(libraries.server).toEqual(libraries.inProcess);
-  });
-  it("choice with 2 options", async () => {
-    await expectSame(STATE, [choice(2)], "choice 2", SINGLE_TOKEN_TOLERANCE);
-  });
-  it("choice with 27 options (4 two-token labels)", async () => {
-    await expectSame(STATE, [choice(27)], "choice 27", TWO_TOKEN_TOLERANCE);
-  });
-  it("noul and score in one request", async () => {
-    await expectSame(STATE, [...NOULS, score(5), score(10)], "noul + score", SINGLE_TOKEN_TOLERANCE);
-  });
-  it("a long state (\"word \" × 300) with several question types", async () => {
-    await expectSame("word ".repeat(300), [choice(27), score(5), NOULS[0]], "long state", TWO_TOKEN_TOLERANCE);
-  }, 600_000);
-});
+    it("runs the same ggml CPU library on both sides (node-llama-cpp's, chosen for this CPU)", () => {
+      expect(libraries.server).toHaveLength(1);
+      expect(libraries.server).toEqual(libraries.inProcess);
+    });
+    it("choice with 2 options", async () => {
+      await expectSame(STATE, [choice(2)], "choice 2", SINGLE_TOKEN_TOLERANCE);
+    });
+    it("choice with 27 options (4 two-token labels)", async () => {
+      await expectSame(STATE, [choice(27)], "choice 27", TWO_TOKEN_TOLERANCE);
+    });
+    it("noul and score in one request", async () => {
+      await expectSame(STATE, [...NOULS, score(5), score(10)], "noul + score", SINGLE_TOKEN_TOLERANCE);
+    });
+    it('a long state ("word " × 300) with several question types', async () => {
+      await expectSame("word ".repeat(300), [choice(27), score(5), NOULS[0]], "long state", TWO_TOKEN_TOLERANCE);
+    }, 600_000);
+  },
+);

@@ -155,7 +155,8 @@ export async function call(session: BatchSession, steps: Step[], fields: Record<
   checkStatus(reply, where);
   session.onCall?.(JSON.stringify(reply.body).length);
   const results = Array.isArray(reply.body) ? reply.body : [reply.body];
-  if (results.length !== steps.length) throw new EngineFailedError(`${where} answered ${results.length} results for ${steps.length} prompts: ${quote(reply.body)}`);
+  if (results.length !== steps.length)
+    throw new EngineFailedError(`${where} answered ${results.length} results for ${steps.length} prompts: ${quote(reply.body)}`);
   const byNode: unknown[] = [];
   steps.forEach((step, i) => {
     // A step in another shape than planned would make reads answer (slightly) differently: refuse it.

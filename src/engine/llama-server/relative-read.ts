@@ -41,13 +41,18 @@ export async function readRelative(session: BatchSession, nodes: NodeToRead[], s
   const rawSteps = plan(session, nodes, true);
   // What the slot holds after each call: the next call keeps its stem (strict) instead of evaluating it again.
   let held = rawSteps[rawSteps.length - 1].tokens;
-  const raw = await call(session, rawSteps, {
-    n_predict: 1,
-    n_probs: Math.max(MIN_LISTED, 2 * union.length),
-    post_sampling_probs: false,
-    temperature: 0,
-    logit_bias: [[spare, FORCE_BIAS]],
-  }, signal);
+  const raw = await call(
+    session,
+    rawSteps,
+    {
+      n_predict: 1,
+      n_probs: Math.max(MIN_LISTED, 2 * union.length),
+      post_sampling_probs: false,
+      temperature: 0,
+      logit_bias: [[spare, FORCE_BIAS]],
+    },
+    signal,
+  );
   const anchors: Array<{ id: Token; logProb: number }> = [];
   const pending: number[] = [];
   nodes.forEach((node, i) => {
@@ -72,14 +77,19 @@ export async function readRelative(session: BatchSession, nodes: NodeToRead[], s
   const outside = session.spareTokens.find((id) => !allowed.has(id)) ?? firstOutside(allowed);
   const relativeSteps = plan(session, pendingNodes, false, held);
   held = relativeSteps[relativeSteps.length - 1].tokens;
-  const relative = await call(session, relativeSteps, {
-    n_predict: 1,
-    n_probs: allowed.size,
-    ...WHOLE_POST_SAMPLING,
-    seed: 0,
-    grammar,
-    logit_bias: [[outside, FORCE_BIAS]],
-  }, signal);
+  const relative = await call(
+    session,
+    relativeSteps,
+    {
+      n_predict: 1,
+      n_probs: allowed.size,
+      ...WHOLE_POST_SAMPLING,
+      seed: 0,
+      grammar,
+      logit_bias: [[outside, FORCE_BIAS]],
+    },
+    signal,
+  );
   const missing = new Map<Token, number[]>();
   pending.forEach((i, k) => {
     const ratios = relativeList(relative[k], allowed, session);
@@ -96,15 +106,25 @@ export async function readRelative(session: BatchSession, nodes: NodeToRead[], s
   // Pieces the grammar cannot emit (byte-fallback tokens) or ratios that underflowed: forced.
   for (const [token, indexes] of missing) {
     throwIfAborted(signal);
-    const forcedSteps = plan(session, indexes.map((i) => nodes[i]), false, held);
+    const forcedSteps = plan(
+      session,
+      indexes.map((i) => nodes[i]),
+      false,
+      held,
+    );
     held = forcedSteps[forcedSteps.length - 1].tokens;
-    const forced = await call(session, forcedSteps, {
-      n_predict: 1,
-      n_probs: 1,
-      post_sampling_probs: false,
-      temperature: 0,
-      logit_bias: [[token, FORCE_BIAS]],
-    }, signal);
+    const forced = await call(
+      session,
+      forcedSteps,
+      {
+        n_predict: 1,
+        n_probs: 1,
+        post_sampling_probs: false,
+        temperature: 0,
+        logit_bias: [[token, FORCE_BIAS]],
+      },
+      signal,
+    );
     indexes.forEach((nodeIndex, k) => out[nodeIndex].set(token, parseCompletion(forced[k], token, where).logProb));
   }
   return out;

@@ -101,10 +101,19 @@ describe("a request's calls to llama-server are bounded by its questions, not it
       // not remembered.
       const labels = choiceLabels(255);
       expect(rounds[0].tokenize, seen).toBe(1);
-      expect(rounds[0].texts.filter((t) => labels.includes(t)), seen).toHaveLength(255);
-      expect(rounds[0].texts.filter((t) => t.includes("option 254")), seen).toHaveLength(1);
+      expect(
+        rounds[0].texts.filter((t) => labels.includes(t)),
+        seen,
+      ).toHaveLength(255);
+      expect(
+        rounds[0].texts.filter((t) => t.includes("option 254")),
+        seen,
+      ).toHaveLength(1);
       expect(rounds[1].tokenize, seen).toBe(1);
-      expect(rounds[1].texts.filter((t) => labels.includes(t) || t.includes("option 254")), seen).toEqual([]);
+      expect(
+        rounds[1].texts.filter((t) => labels.includes(t) || t.includes("option 254")),
+        seen,
+      ).toEqual([]);
       expect(rounds[1].answer).toEqual(rounds[0].answer);
     });
   }

@@ -41,7 +41,9 @@ export async function readServerFacts(server: RemoteServer, signal?: AbortSignal
   if (!Number.isInteger(slotContext) || slotContext < 1) return fail("names no default_generation_settings.n_ctx");
   if (typeof props.chat_template !== "string") return fail("names no chat_template");
   // The vocabulary size bounds n_probs; older builds lack /v1/models' meta, which only costs a cap.
-  const models = (scope === "all" ? await getJson(server, "/v1/models", signal).catch(() => undefined) : undefined) as { data?: Array<Record<string, any>> } | undefined;
+  const models = (scope === "all" ? await getJson(server, "/v1/models", signal).catch(() => undefined) : undefined) as
+    | { data?: Array<Record<string, any>> }
+    | undefined;
   const model = models?.data?.[0];
   const modelPath = typeof props.model_path === "string" ? props.model_path : typeof model?.id === "string" ? model.id : "";
   const vocabularySize = model?.meta?.n_vocab;

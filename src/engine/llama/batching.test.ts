@@ -1,11 +1,4 @@
-import {
-  getLlama,
-  type ControlledEvaluateInputItem,
-  type LlamaContext,
-  type LlamaContextSequence,
-  type LlamaModel,
-  type Token,
-} from "node-llama-cpp";
+import { getLlama, type ControlledEvaluateInputItem, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FixtureWeightType } from "../../gguf/fixture-model.js";
 import { normalise } from "../../judgment/answers.js";
@@ -75,7 +68,15 @@ for (const weights of ["F32", "Q4_0"] as const) {
       const n = tokens.length;
       expect(n, "the text should span more than one default batch of 512").toBeGreaterThan(600);
       const whole = await logitsAfter(sequence, tokens, [n]);
-      const splits = [[512, n - 512], [2, n - 2], [n - 2, 2], [n - 3, 3], [n - 5, 5], [101, 3, 4, 5, 6, 7, n - 126], [n - 6, 2, 2, 2]];
+      const splits = [
+        [512, n - 512],
+        [2, n - 2],
+        [n - 2, 2],
+        [n - 3, 3],
+        [n - 5, 5],
+        [101, 3, 4, 5, 6, 7, n - 126],
+        [n - 6, 2, 2, 2],
+      ];
       for (const sizes of splits) {
         const split = await logitsAfter(sequence, tokens, sizes);
         expect(maxDifference(split, whole), `batches ${JSON.stringify(sizes)} vs one batch of ${n}`).toBe(0);
@@ -135,7 +136,10 @@ describe("the engine's batch plan", () => {
       for (let count = 1; count <= 3 * max + 2; count++) {
         const sizes = batchSizes(count, max);
         const what = `${count} tokens, batches of up to ${max}: ${JSON.stringify(sizes)}`;
-        expect(sizes.reduce((a, b) => a + b, 0), what).toBe(count);
+        expect(
+          sizes.reduce((a, b) => a + b, 0),
+          what,
+        ).toBe(count);
         expect(Math.max(...sizes), what).toBeLessThanOrEqual(max);
         if (count > 1) expect(Math.min(...sizes), what).toBeGreaterThan(1);
       }

@@ -45,7 +45,11 @@ describe("the per-request token limit", () => {
     const questions = Array.from({ length: 64 }, () => manyOptions(255, "x ".repeat(Math.ceil((LIMIT * longest) / (64 * 255)))));
     const error = await engine.prepare(buildPrompt("state", questions)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BudgetError);
-    expect((error as Error).message).toMatch(new RegExp(`^the request needs at least \\d+ input tokens \\(no token of this model covers more than ${longest} bytes of its text\\), over the limit of ${LIMIT} per request$`));
+    expect((error as Error).message).toMatch(
+      new RegExp(
+        `^the request needs at least \\d+ input tokens \\(no token of this model covers more than ${longest} bytes of its text\\), over the limit of ${LIMIT} per request$`,
+      ),
+    );
   });
 
   it("one found over while tokenising stops there: the questions left are not tokenised", async () => {
@@ -53,7 +57,9 @@ describe("the per-request token limit", () => {
     const questions = Array.from({ length: 64 }, () => manyOptions(5, "some words of description"));
     const error = await engine.prepare(buildPrompt("state", questions)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BudgetError);
-    expect((error as Error).message).toMatch(/^the request needs more than \d+ input tokens \(\d+ counted before its last \d+ questions\), over the limit of 2000 per request$/);
+    expect((error as Error).message).toMatch(
+      /^the request needs more than \d+ input tokens \(\d+ counted before its last \d+ questions\), over the limit of 2000 per request$/,
+    );
   });
 
   it("a request within it is prepared as before", async () => {

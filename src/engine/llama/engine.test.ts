@@ -31,7 +31,15 @@ let model: LlamaModel;
 
 const tinyEngine = async (slots: number) => {
   // Pinned to the CPU build: exactness is defined there (runtime.ts).
-  const created = createLlamaEngine({ model: await tinyFixturePath(), modelsDir: ".", contextSize: 8192, maxRequestTokens: 100_000, threads: 1, gpu: "off", slots });
+  const created = createLlamaEngine({
+    model: await tinyFixturePath(),
+    modelsDir: ".",
+    contextSize: 8192,
+    maxRequestTokens: 100_000,
+    threads: 1,
+    gpu: "off",
+    slots,
+  });
   await created.ready;
   return created;
 };
@@ -67,7 +75,10 @@ function expectClose(actual: number[][], expected: number[][], what: string) {
   expect(actual.length, what).toBe(expected.length);
   actual.forEach((row, q) => {
     const worst = Math.max(...row.map((p, i) => Math.abs(p - expected[q][i])));
-    expect(worst, `${what}, question ${q}: max |engine − reference| = ${worst}\nengine ${JSON.stringify(row)}\nreference ${JSON.stringify(expected[q])}`).toBeLessThan(1e-9);
+    expect(
+      worst,
+      `${what}, question ${q}: max |engine − reference| = ${worst}\nengine ${JSON.stringify(row)}\nreference ${JSON.stringify(expected[q])}`,
+    ).toBeLessThan(1e-9);
     expect(Math.min(...row), `${what}: an option got probability 0`).toBeGreaterThan(0);
   });
 }
@@ -103,7 +114,11 @@ describe.each([1, 3])("with %i slot(s), the engine's probabilities equal a fresh
   });
 
   it("score with every level count from 2 to 10", async () => {
-    await check(STATE, Array.from({ length: 9 }, (_, i) => score(i + 2)), "score");
+    await check(
+      STATE,
+      Array.from({ length: 9 }, (_, i) => score(i + 2)),
+      "score",
+    );
   });
 
   it("after the cached prefix came from another request (prefix reuse)", async () => {

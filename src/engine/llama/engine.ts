@@ -1,14 +1,6 @@
 import type { LlamaText } from "node-llama-cpp";
 import { styledFor, type JudgmentPrompt } from "../../judgment/prompt.js";
-import {
-  branchTokenCount,
-  buildLabelTrie,
-  readLabelLogProbs,
-  trieDepth,
-  type LabelDiagnostics,
-  type LabelTrieNode,
-  type Token,
-} from "../label-trie.js";
+import { branchTokenCount, buildLabelTrie, readLabelLogProbs, trieDepth, type LabelDiagnostics, type Token } from "../label-trie.js";
 import { longestTokenBytes, refuseCertainlyOverBudget } from "../budget-bound.js";
 import { loadModel, modelIdFrom, type LlamaGpu, type LoadedModel } from "./runtime.js";
 import { createSequenceBrancher, type SequenceBrancher } from "./sequence-brancher.js";
@@ -29,7 +21,7 @@ import {
   type EngineStatus,
   type JudgmentEngine,
 } from "../types.js";
-import { PreparedTokens, type PreparedQuestion } from "../prepared-tokens.js";
+import { PreparedTokens } from "../prepared-tokens.js";
 import { messageOf } from "../../error-message.js";
 
 export type { LlamaGpu };
@@ -98,8 +90,8 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
   const bound = options.exactnessBound ?? (mode === "strict" ? 1e-9 : 1e-3);
   let measured: number | undefined;
   const settings = { ...options, gpu, slots };
-  const ready = loadModel(settings, (detail) => (status = { state: "loading", detail })).then(
-    async (result) => {
+  const ready = loadModel(settings, (detail) => (status = { state: "loading", detail }))
+    .then(async (result) => {
       backend = result.backend;
       if (mode === "tolerant") {
         status = { state: "loading", detail: "measuring the tolerance (start-up probe)" };
@@ -122,10 +114,10 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
       }
       loaded = result;
       status = { state: "ready" };
-    },
-  ).catch((error: unknown) => {
-    status = { state: "failed", detail: `model failed to load: ${messageOf(error)}` };
-  });
+    })
+    .catch((error: unknown) => {
+      status = { state: "failed", detail: `model failed to load: ${messageOf(error)}` };
+    });
 
   const requireLoaded = (): LoadedModel => {
     if (loaded) return loaded;
@@ -146,11 +138,18 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
     try {
       const sequence = target.sequences[lease.slot];
       const run = async () => {
-        if (mode === "tolerant") return evaluateJudgment(createSequenceBrancher(sequence), (b) => b.reuseOrEvaluatePrefix(prepared.prefixTokens), prepared, signal, countPrefix);
+        if (mode === "tolerant")
+          return evaluateJudgment(createSequenceBrancher(sequence), (b) => b.reuseOrEvaluatePrefix(prepared.prefixTokens), prepared, signal, countPrefix);
         const reused = strictReuse(heldPrefix.get(lease.slot), prepared.prefixTokens);
         heldPrefix.delete(lease.slot);
         const brancher = createStrictBrancher(sequence);
-        const result = await evaluateJudgment(brancher, (b) => b.evaluatePrefix(prepared.prefixTokens, reused).then(() => reused), prepared, signal, countPrefix);
+        const result = await evaluateJudgment(
+          brancher,
+          (b) => b.evaluatePrefix(prepared.prefixTokens, reused).then(() => reused),
+          prepared,
+          signal,
+          countPrefix,
+        );
         heldPrefix.set(lease.slot, prepared.prefixTokens);
         return result;
       };
@@ -172,8 +171,7 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
     status: () => status,
     stats: () => ({ ...prefixStats }),
     // node-llama-cpp meters a token whose logits were read as "output"; both were evaluated.
-    evaluatedTokens: () =>
-      loaded?.sequences.reduce((sum, { tokenMeter }) => sum + tokenMeter.usedInputTokens + tokenMeter.usedOutputTokens, 0) ?? 0,
+    evaluatedTokens: () => loaded?.sequences.reduce((sum, { tokenMeter }) => sum + tokenMeter.usedInputTokens + tokenMeter.usedOutputTokens, 0) ?? 0,
     async prepare(prompt, signal) {
       throwIfAborted(signal);
       const target = requireLoaded();
@@ -226,10 +224,7 @@ function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: L
     const trie = buildLabelTrie(question.labels.map((label) => labelTokens(loaded, label)));
     const needed = prefixTokens.length + tokens.length + trieDepth(trie);
     if (needed > budget) {
-      throw new BudgetError(
-        `the state and question need ${needed} tokens, over the model's context budget of ${budget}`,
-        index,
-      );
+      throw new BudgetError(`the state and question need ${needed} tokens, over the model's context budget of ${budget}`, index);
     }
     // Billed: the prompt's tokens and one per label branch. The engine's re-reads (the token
     // before a label token, evaluated again so no batch holds one token) are its own cost.
@@ -245,9 +240,7 @@ function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: L
     return { tokens, trie, labelCount: question.labels.length };
   });
   if (inputTokens > options.maxRequestTokens) {
-    throw new BudgetError(
-      `the request needs ${inputTokens} input tokens, over the limit of ${options.maxRequestTokens} per request`,
-    );
+    throw new BudgetError(`the request needs ${inputTokens} input tokens, over the limit of ${options.maxRequestTokens} per request`);
   }
   return new PreparedTokens(prefixTokens, questions, inputTokens, questionTokens, prompt.diagnostics === true);
 }

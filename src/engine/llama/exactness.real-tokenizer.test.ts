@@ -3,14 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { choiceLabels } from "../../judgment/labels.js";
 import { buildPrompt } from "../../judgment/prompt.js";
 import type { Question } from "../../judgment/schema.js";
-import {
-  choiceQuestion,
-  engineProbabilities,
-  EXACTNESS_STATE,
-  expectClose,
-  NOUL_QUESTIONS,
-  scoreQuestion,
-} from "../../testing/exactness.js";
+import { choiceQuestion, engineProbabilities, EXACTNESS_STATE, expectClose, NOUL_QUESTIONS, scoreQuestion } from "../../testing/exactness.js";
 import { tinyQwen2FixturePath } from "../../testing/fixture.js";
 import { referenceProbabilities } from "../../testing/reference.js";
 import { createLlamaEngine, type LlamaEngine } from "./engine.js";
@@ -64,7 +57,11 @@ describe("on the Qwen2-tokenizer fixture, the engine's probabilities equal a fre
   });
 
   it("score with every level count from 2 to 10", async () => {
-    await check(EXACTNESS_STATE, Array.from({ length: 9 }, (_, i) => scoreQuestion(i + 2)), "score");
+    await check(
+      EXACTNESS_STATE,
+      Array.from({ length: 9 }, (_, i) => scoreQuestion(i + 2)),
+      "score",
+    );
   });
 
   it("after the cached prefix came from another request (prefix reuse)", async () => {

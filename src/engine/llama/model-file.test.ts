@@ -40,7 +40,9 @@ describe("finding the model file", () => {
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
     const { port } = silent.address() as { port: number };
     try {
-      const error = await findModelFile({ model: `http://127.0.0.1:${port}/m.gguf`, modelsDir: dir, probeTimeoutMs: 300 }, () => undefined).catch((e: Error) => e);
+      const error = await findModelFile({ model: `http://127.0.0.1:${port}/m.gguf`, modelsDir: dir, probeTimeoutMs: 300 }, () => undefined).catch(
+        (e: Error) => e,
+      );
       expect(String(error)).toMatch(/cannot be reached \(no answer within 0\.3 s\)/);
     } finally {
       silent.closeAllConnections();

@@ -11,8 +11,7 @@ export interface ModelFileSettings {
   probeTimeoutMs?: number;
 }
 
-const OFFLINE_HELP =
-  "set JUDGE_MODEL to a local .gguf file, or run `npm run start:fixture` to serve the tiny self-made model";
+const OFFLINE_HELP = "set JUDGE_MODEL to a local .gguf file, or run `npm run start:fixture` to serve the tiny self-made model";
 
 /**
  * The model file on disk: a local path as given, a cached download, or a download. The
@@ -35,8 +34,7 @@ export async function findModelFile(settings: ModelFileSettings, report: (detail
     directory: settings.modelsDir,
     cli: settings.showDownloadProgress ?? false,
     // /health reports download progress, for logs and orchestrators that see no terminal.
-    onProgress: ({ totalSize, downloadedSize }) =>
-      report(`downloading the model: ${totalSize > 0 ? Math.floor((100 * downloadedSize) / totalSize) : 0}%`),
+    onProgress: ({ totalSize, downloadedSize }) => report(`downloading the model: ${totalSize > 0 ? Math.floor((100 * downloadedSize) / totalSize) : 0}%`),
   });
 }
 

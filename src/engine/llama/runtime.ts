@@ -1,13 +1,5 @@
 import path from "node:path";
-import {
-  getLlama,
-  LlamaLogLevel,
-  resolveChatWrapper,
-  type Llama,
-  type LlamaContext,
-  type LlamaContextSequence,
-  type LlamaModel,
-} from "node-llama-cpp";
+import { getLlama, LlamaLogLevel, resolveChatWrapper, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel } from "node-llama-cpp";
 import { createChatPromptTemplate, type ChatPromptTemplate } from "../chat-prompt.js";
 import { findModelFile } from "./model-file.js";
 import { STRICT_BATCH } from "../strict-shapes.js";

@@ -57,11 +57,7 @@ type GenerateNext = NonNullable<Extract<ControlledEvaluateInputItem, unknown[]>[
  * and recomputed, bit-identically, since it too came from a batch of two or more), and a long
  * run is split so its last batch keeps two tokens. Returns the logits after the last token.
  */
-async function evaluateInBatches(
-  sequence: LlamaContextSequence,
-  tokens: Token[],
-  generateNext?: GenerateNext,
-): Promise<Map<Token, number> | undefined> {
+async function evaluateInBatches(sequence: LlamaContextSequence, tokens: Token[], generateNext?: GenerateNext): Promise<Map<Token, number> | undefined> {
   let input = tokens;
   const end = sequence.nextTokenIndex;
   if (input.length === 1 && end > 0) {

@@ -1,5 +1,5 @@
 import type { ControlledEvaluateInputItem, LlamaContextSequence } from "node-llama-cpp";
-import type { Extended, Token } from "../label-trie.js";
+import type { Token } from "../label-trie.js";
 import { prefixChunks, stemLength } from "../strict-shapes.js";
 import { readLogits, type SequenceBrancher } from "./sequence-brancher.js";
 

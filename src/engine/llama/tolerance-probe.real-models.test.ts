@@ -11,7 +11,17 @@ const models = availableRealModels();
  */
 describe.skipIf(models.length === 0).each(models)("on $name, the in-process tolerant probe", ({ file, name }) => {
   const engineWith = (exactnessBound?: number) =>
-    createLlamaEngine({ model: file, modelsDir: ".", contextSize: 4096, maxRequestTokens: 100_000, threads: 1, gpu: "off", slots: 2, exactness: "tolerant", exactnessBound });
+    createLlamaEngine({
+      model: file,
+      modelsDir: ".",
+      contextSize: 4096,
+      maxRequestTokens: 100_000,
+      threads: 1,
+      gpu: "off",
+      slots: 2,
+      exactness: "tolerant",
+      exactnessBound,
+    });
 
   it("reports what it measured, and refuses to serve with a bound below it", async () => {
     const accepting = engineWith(1);

@@ -3,7 +3,17 @@ import { tinyFixturePath } from "../../testing/fixture.js";
 import { createLlamaEngine } from "./engine.js";
 
 const engineWith = async (exactness: "strict" | "tolerant", slots: number, exactnessBound?: number) =>
-  createLlamaEngine({ model: await tinyFixturePath(), modelsDir: ".", contextSize: 4096, maxRequestTokens: 100_000, threads: 1, gpu: "off", slots, exactness, exactnessBound });
+  createLlamaEngine({
+    model: await tinyFixturePath(),
+    modelsDir: ".",
+    contextSize: 4096,
+    maxRequestTokens: 100_000,
+    threads: 1,
+    gpu: "off",
+    slots,
+    exactness,
+    exactnessBound,
+  });
 
 describe("the in-process engine's start-up probe (tolerant)", () => {
   it("measures cached, fresh and beside-others reads and reports the figure; strict reports none", async () => {

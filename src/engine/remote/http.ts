@@ -19,13 +19,7 @@ export interface JsonReply {
  * time is `EngineUnavailableError`; a reply that is not JSON is `EngineFailedError`; the client
  * leaving is `RequestAbortedError`. Any status is returned: what it means is the caller's call.
  */
-export async function callJson(
-  server: RemoteServer,
-  path: string,
-  body: unknown,
-  signal?: AbortSignal,
-  method: "GET" | "POST" = "POST",
-): Promise<JsonReply> {
+export async function callJson(server: RemoteServer, path: string, body: unknown, signal?: AbortSignal, method: "GET" | "POST" = "POST"): Promise<JsonReply> {
   const timeout = AbortSignal.timeout(server.timeoutMs);
   const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
   const headers: Record<string, string> = { accept: "application/json" };
@@ -72,6 +66,6 @@ function causeOf(error: unknown): string {
 
 /** A short, safe quote of what a server said, for error messages. */
 export function quote(body: unknown, max = 300): string {
-  const text = typeof body === "string" ? body : JSON.stringify(body) ?? "";
+  const text = typeof body === "string" ? body : (JSON.stringify(body) ?? "");
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }

@@ -92,10 +92,7 @@ function checkBudgets(prefixTokens: Token[], questions: PreparedQuestion[], opti
   questions.forEach((question, index) => {
     const needed = prefixTokens.length + question.tokens.length + trieDepth(question.trie);
     if (needed > options.contextSize) {
-      throw new BudgetError(
-        `the state and question need ${needed} tokens, over the model's context budget of ${options.contextSize}`,
-        index,
-      );
+      throw new BudgetError(`the state and question need ${needed} tokens, over the model's context budget of ${options.contextSize}`, index);
     }
     questionTokens.push(question.tokens.length + branchTokenCount(question.trie));
     inputTokens += questionTokens[index];

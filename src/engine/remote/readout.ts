@@ -16,11 +16,7 @@ export interface NodeReader {
  * read per internal trie node (one per question for single-token labels), each on the prompt
  * plus that node's path, so every question is an isolated branch of the shared prefix.
  */
-export async function readLabelLogProbsRemote(
-  prepared: RemotePrepared,
-  reader: NodeReader,
-  signal?: AbortSignal,
-): Promise<number[][]> {
+export async function readLabelLogProbsRemote(prepared: RemotePrepared, reader: NodeReader, signal?: AbortSignal): Promise<number[][]> {
   return Promise.all(
     prepared.questions.map(async (question) => {
       const out = new Array<number>(question.labelCount).fill(Number.NaN);

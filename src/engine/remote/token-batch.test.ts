@@ -55,9 +55,15 @@ describe("tokenizeAll", () => {
   it("lets requests asking at once share one call for a text", async () => {
     const { tokenizer, calls } = fakeTokenizer();
     const cache = createTokenCache();
-    const [a, b] = await Promise.all([tokenizeAll(tokenizer, cache, [text("AA")], undefined), tokenizeAll(tokenizer, cache, [text("AA"), text("AB")], undefined)]);
+    const [a, b] = await Promise.all([
+      tokenizeAll(tokenizer, cache, [text("AA")], undefined),
+      tokenizeAll(tokenizer, cache, [text("AA"), text("AB")], undefined),
+    ]);
     expect(a).toEqual([[65, 65]]);
-    expect(b).toEqual([[65, 65], [65, 66]]);
+    expect(b).toEqual([
+      [65, 65],
+      [65, 66],
+    ]);
     expect(calls.map((c) => c.texts)).toEqual([["AA"], ["AB"]]);
   });
 
@@ -68,7 +74,10 @@ describe("tokenizeAll", () => {
     await expect(tokenizeAll(failing, cache, [text("AA"), text("AB")], undefined)).rejects.toThrow("server down");
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(cache.size).toBe(0);
-    expect(await tokenizeAll(tokenizer, cache, [text("AA"), text("AB")], undefined)).toEqual([[65, 65], [65, 66]]);
+    expect(await tokenizeAll(tokenizer, cache, [text("AA"), text("AB")], undefined)).toEqual([
+      [65, 65],
+      [65, 66],
+    ]);
     expect(calls).toHaveLength(1);
   });
 
@@ -101,7 +110,7 @@ describe("tokenizeAll", () => {
 describe("createTokenCache", () => {
   it("holds at most its budget, dropping the least recently used first", async () => {
     const cache = createTokenCache(4_000);
-    for (let i = 0; i < 100; i++) cache.set(`text ${i}`, Promise.resolve([i as Token]));
+    for (let i = 0; i < 100; i++) void cache.set(`text ${i}`, Promise.resolve([i as Token]));
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(cache.weight).toBeLessThanOrEqual(4_000);
     expect(cache.size).toBeLessThan(100);
@@ -111,7 +120,7 @@ describe("createTokenCache", () => {
     // Used again, the oldest entry kept outlives the next insertion: the one after it goes instead.
     const oldest = `text ${100 - kept}`;
     expect(cache.get(oldest)).toBeDefined();
-    cache.set("one more", Promise.resolve([1 as Token]));
+    void cache.set("one more", Promise.resolve([1 as Token]));
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(cache.get(oldest)).toBeDefined();
     expect(cache.get(`text ${101 - kept}`)).toBeUndefined();
@@ -119,7 +128,7 @@ describe("createTokenCache", () => {
 
   it("does not keep a text that alone would take a quarter of its budget", () => {
     const cache = createTokenCache(4_000);
-    cache.set("x".repeat(1_000), Promise.resolve([1 as Token]));
+    void cache.set("x".repeat(1_000), Promise.resolve([1 as Token]));
     expect(cache.size).toBe(0);
   });
 });

@@ -53,9 +53,10 @@ function keyOf(item: TextToTokenize): string {
 async function send(tokenizer: RemoteTokenizer, batch: Array<[string, Deferred]>, special: boolean): Promise<void> {
   const texts = batch.map(([text]) => text);
   try {
-    const tokens = tokenizer.tokenizeMany && texts.length > 1
-      ? await tokenizer.tokenizeMany(texts, special)
-      : await Promise.all(texts.map((text) => tokenizer.tokenize(text, special)));
+    const tokens =
+      tokenizer.tokenizeMany && texts.length > 1
+        ? await tokenizer.tokenizeMany(texts, special)
+        : await Promise.all(texts.map((text) => tokenizer.tokenize(text, special)));
     batch.forEach(([, deferred], i) => deferred.resolve(tokens[i]));
   } catch (error) {
     for (const [, deferred] of batch) deferred.reject(error);

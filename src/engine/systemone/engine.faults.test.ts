@@ -6,13 +6,7 @@ import { billingState, moneyTables } from "../../testing/billing-http.js";
 import { postJudgment, show, type CapturedResponse } from "../../testing/http-client.js";
 import { expectErrorResponse, okJson } from "../../testing/route-assertions.js";
 import { startTestServer, type TestServer } from "../../testing/server.js";
-import {
-  mutatingHandler,
-  realAnswer,
-  startSystemOneStandIn,
-  type StandInHandler,
-  type SystemOneStandIn,
-} from "../../testing/standins/systemone-upstream.js";
+import { mutatingHandler, realAnswer, startSystemOneStandIn, type StandInHandler, type SystemOneStandIn } from "../../testing/standins/systemone-upstream.js";
 import { createSystemOneEngine } from "./engine.js";
 
 /**
@@ -70,8 +64,10 @@ const BOUND_PROMPT = buildPrompt(BODY.state, Object.values(BODY.questions) as Qu
 
 /** The real answer with this change (q1 = topic, q2 = angry, q3 = urgency, as the gateway numbers them). */
 const breaking = (mutate: (body: any) => unknown) => mutatingHandler(upstream, mutate);
-const answerAt = (status: number, body: unknown, delayMs?: number): StandInHandler => (request) =>
-  request.path === "/v1/systemone" ? { status, body, delayMs } : undefined;
+const answerAt =
+  (status: number, body: unknown, delayMs?: number): StandInHandler =>
+  (request) =>
+    request.path === "/v1/systemone" ? { status, body, delayMs } : undefined;
 
 /** Sends BODY through the gateway: the status and code, the stand-in asked once, nothing charged or held. */
 async function expectUncharged(status: number, code: string, message?: RegExp): Promise<CapturedResponse> {
@@ -95,10 +91,18 @@ describe("broken answers give 502 model_failed, uncharged", () => {
     ["NaN written as null (a JavaScript upstream)", (b) => void (b.answers.q2.noul = null), /noul is null, not a probability/],
     ["a negative probability", (b) => void (probabilitiesOf(b, "q1").billing = -0.01), /"billing"\] is -0.01/],
     ["a probability above 1", (b) => void (b.answers.q2.noul = 1.2), /noul is 1.2/],
-    ["probabilities that do not sum to 1", (b) => void Object.keys(probabilitiesOf(b, "q3")).forEach((k) => (probabilitiesOf(b, "q3")[k] *= 0.9)), /sum to 0.9/],
+    [
+      "probabilities that do not sum to 1",
+      (b) => void Object.keys(probabilitiesOf(b, "q3")).forEach((k) => (probabilitiesOf(b, "q3")[k] *= 0.9)),
+      /sum to 0.9/,
+    ],
     ["a choice that is not the argmax", (b) => void (b.answers.q1.choice = lowest(probabilitiesOf(b, "q1"))), /below the top/],
     ["a score that is not the expectation (levels from 1)", (b) => void (b.answers.q3.score += 1), /not the expectation/],
-    ["logits that contradict the probabilities", (b) => void (b.answers.q2.logits = { true: b.answers.q2.logits.false, false: b.answers.q2.logits.true }), /logits disagree/],
+    [
+      "logits that contradict the probabilities",
+      (b) => void (b.answers.q2.logits = { true: b.answers.q2.logits.false, false: b.answers.q2.logits.true }),
+      /logits disagree/,
+    ],
     ["a fractional usage", (b) => void (b.usage.input_tokens += 0.5), /usage.input_tokens is .*not a non-negative integer/],
     ["no usage", (b) => void delete b.usage, /usage is missing/],
   ];
@@ -129,7 +133,11 @@ describe("an upstream that is slow, refuses the key or the request", () => {
 
   it("gives 400 upstream_rejected quoting the upstream's message for its 400, 413 and 422", async () => {
     behaviour = answerAt(400, { error: "questions.q2.instructions: too long for this model" });
-    await expectUncharged(400, "upstream_rejected", /refused the request: questions.q2.instructions: too long for this model \(it numbers the questions q1, q2/);
+    await expectUncharged(
+      400,
+      "upstream_rejected",
+      /refused the request: questions.q2.instructions: too long for this model \(it numbers the questions q1, q2/,
+    );
     behaviour = answerAt(413, { detail: { error_type: "max_tokens_exceeded", message: "over 64k tokens" } });
     await expectUncharged(400, "upstream_rejected", /over 64k tokens/);
     behaviour = answerAt(422, { detail: "state: field required" });
@@ -204,7 +212,10 @@ describe("answers the gateway accepts", () => {
       const direct = okJson(await postJudgment(upstream, BODY));
       const first = okJson(await postJudgment(own, BODY));
       const second = okJson(await postJudgment(own, BODY));
-      const sent = standIn.judgments().slice(asked).map((r) => "include_logits" in JSON.parse(r.body));
+      const sent = standIn
+        .judgments()
+        .slice(asked)
+        .map((r) => "include_logits" in JSON.parse(r.body));
       expect(sent, JSON.stringify({ first, second })).toEqual([true, false, false]);
       for (const through of [first, second]) expect(through.answers.topic.choice, JSON.stringify({ direct, through })).toBe(direct.answers.topic.choice);
     } finally {

@@ -122,7 +122,12 @@ describe("the System One gateway in front of a real instance", () => {
     expect(tokens, show(response)).toBeGreaterThan(0);
     expect(tokens, `usage ${tokens} must be below the bound ${bound}`).toBeLessThan(bound);
     const state = await billingState(gateway, gateway.accountId);
-    expect(state.entries.at(-1), JSON.stringify(state)).toMatchObject({ kind: "charge", amountMicro: -chargeFor(tokens, PRICE), inputTokens: tokens, questions: 4 });
+    expect(state.entries.at(-1), JSON.stringify(state)).toMatchObject({
+      kind: "charge",
+      amountMicro: -chargeFor(tokens, PRICE),
+      inputTokens: tokens,
+      questions: 4,
+    });
     expect(state, JSON.stringify(state)).toMatchObject({ balanceMicro: BALANCE - chargeFor(tokens, PRICE), reservedMicro: 0 });
     expect(await gateway.services.ledger.check(), "the gateway's ledger").toMatchObject({ ok: true });
     // The upstream billed its own account (the gateway's key there) for the same tokens.

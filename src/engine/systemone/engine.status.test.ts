@@ -49,7 +49,10 @@ describe("the gateway's status and model name", () => {
     const pinned = engineFor(s.url, { upstreamModel: "theirs" });
     await pinned.ready;
     expect(pinned.modelId).toBe("theirs");
-    expect(s.requests.filter((r) => r.path === "/v1/models"), JSON.stringify(s.requests)).toEqual([]);
+    expect(
+      s.requests.filter((r) => r.path === "/v1/models"),
+      JSON.stringify(s.requests),
+    ).toEqual([]);
   });
 
   it("says loading while the upstream says so, and becomes ready when it is", async () => {

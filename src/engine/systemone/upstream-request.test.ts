@@ -23,7 +23,14 @@ const noul: Question = { type: "noul", instructions: "It holds.", criteria: { tr
 
 describe("inputTokensUpperBound", () => {
   it("is the UTF-8 bytes of system, state, each question's text and labels, plus the template allowance per message", () => {
-    const prompt = { system: "sys", state: "é€😀", questions: [{ text: "ab", labels: ["A", "BB"] }, { text: "", labels: ["Yes", "No"] }] };
+    const prompt = {
+      system: "sys",
+      state: "é€😀",
+      questions: [
+        { text: "ab", labels: ["A", "BB"] },
+        { text: "", labels: ["Yes", "No"] },
+      ],
+    };
     const bytes = 3 + (2 + 3 + 4) + (2 + 1 + 2) + (0 + 3 + 2);
     const messages = PREFIX_MESSAGES + 2 * QUESTION_MESSAGES;
     expect(inputTokensUpperBound(prompt)).toBe(bytes + messages * TEMPLATE_TOKENS_PER_MESSAGE);

@@ -85,10 +85,7 @@ export function checkUpstreamLimits(questions: readonly Question[], limits: Upst
         throw new UpstreamLimitError(`${options} options; the upstream server answers at most ${limits.options} per choice question`, index);
       }
     } else if (question.type === "score" && question.criteria.length > limits.levels) {
-      throw new UpstreamLimitError(
-        `${question.criteria.length} levels; the upstream server answers at most ${limits.levels} per score question`,
-        index,
-      );
+      throw new UpstreamLimitError(`${question.criteria.length} levels; the upstream server answers at most ${limits.levels} per score question`, index);
     }
   });
 }

@@ -141,10 +141,7 @@ function expectExactKeys(object: Record<string, unknown>, keys: readonly string[
   const present = new Set(given);
   const missing = keys.filter((key) => !present.has(key));
   if (extra.length > 0 || missing.length > 0) {
-    const parts = [
-      missing.length > 0 ? `missing ${quote(missing, 120)}` : "",
-      extra.length > 0 ? `unexpected ${quote(extra, 120)}` : "",
-    ].filter(Boolean);
+    const parts = [missing.length > 0 ? `missing ${quote(missing, 120)}` : "", extra.length > 0 ? `unexpected ${quote(extra, 120)}` : ""].filter(Boolean);
     throw new EngineFailedError(`${what} do not match the request: ${parts.join(", ")}`);
   }
 }

@@ -72,7 +72,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       expect(response.status, show(response)).toBe(200);
       const listed = response.json.accounts.find((account: any) => account.id === created.json.id);
       expect(listed, show(response)).toMatchObject({ name: "listed", plan: { name: "test unlimited" }, balance_micro: 3_500_000, balance: "3.50" });
-      expect(response.json.accounts.map((account: any) => account.id), show(response)).toContain(server.accountId);
+      expect(
+        response.json.accounts.map((account: any) => account.id),
+        show(response),
+      ).toContain(server.accountId);
     });
   });
 
@@ -85,7 +88,9 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       const { account, plan, keys, ledger } = response.json;
       expect(account, show(response)).toMatchObject({ id: server.accountId, name: "test account", usage: { used: 1, reserved: 0 } });
       expect(plan, show(response)).toMatchObject({ name: "test unlimited", allowance_questions: 1_000_000_000 });
-      expect(keys, show(response)).toEqual([expect.objectContaining({ name: "test key", prefix: server.key.slice(0, keys[0].prefix.length), revoked_at: null })]);
+      expect(keys, show(response)).toEqual([
+        expect.objectContaining({ name: "test key", prefix: server.key.slice(0, keys[0].prefix.length), revoked_at: null }),
+      ]);
       expect(keys[0].last_used_at, show(response)).not.toBeNull();
       expect(response.text, "the plaintext key must never be shown again").not.toContain(server.key);
       expect(ledger[0], show(response)).toMatchObject({ kind: "plan", questions: 1, amount_micro: 0, amount: "0.00" });
@@ -126,9 +131,15 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
         await adminCall(server, "POST", `/admin/v1/accounts/${account.id}/top-ups`, { body: { amount, note: `top-up ${amount}` } });
       }
       const all = await adminCall(server, "GET", `/admin/v1/accounts/${account.id}/ledger`);
-      expect(all.json.entries.map((entry: any) => entry.amount), show(all)).toEqual(["3.00", "2.00", "1.00"]);
+      expect(
+        all.json.entries.map((entry: any) => entry.amount),
+        show(all),
+      ).toEqual(["3.00", "2.00", "1.00"]);
       const two = await adminCall(server, "GET", `/admin/v1/accounts/${account.id}/ledger?limit=2`);
-      expect(two.json.entries.map((entry: any) => entry.note), show(two)).toEqual(["top-up 3", "top-up 2"]);
+      expect(
+        two.json.entries.map((entry: any) => entry.note),
+        show(two),
+      ).toEqual(["top-up 3", "top-up 2"]);
     });
 
     it("refuses a limit that is not a whole number from 1 to 500 (400), and unknown accounts (404)", async () => {

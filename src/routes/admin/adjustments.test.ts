@@ -21,7 +21,11 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
   it("takes or adds money as an adjustment entry with its note; refuses going below zero, zero and a missing note with 400", async () => {
     const taken = await adminCall(server, "POST", `/admin/v1/accounts/${account}/adjustments`, { body: { amount: "-1.50", note: "duplicate top-up" } });
     expect(taken.status, show(taken)).toBe(201);
-    expect(taken.json, show(taken)).toMatchObject({ entry: { kind: "adjustment", amount_micro: -1_500_000, note: "duplicate top-up" }, balance_micro: 3_500_000, balance: "3.50" });
+    expect(taken.json, show(taken)).toMatchObject({
+      entry: { kind: "adjustment", amount_micro: -1_500_000, note: "duplicate top-up" },
+      balance_micro: 3_500_000,
+      balance: "3.50",
+    });
     for (const body of [{ amount: "-3.500001", note: "x" }, { amount: "0.00", note: "x" }, { amount: "1" }, { amount: "+1", note: "x" }]) {
       const refused = await adminCall(server, "POST", `/admin/v1/accounts/${account}/adjustments`, { body });
       expect(refused.status, show(refused)).toBe(400);

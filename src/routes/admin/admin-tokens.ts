@@ -52,7 +52,11 @@ const revoke = createRoute({
   security: ADMIN_SECURITY,
   request: { params: z.object({ id: z.string().openapi({ description: "The token's id (adm_…)." }) }) },
   responses: {
-    200: { description: "The revoked token. Revoking twice changes nothing.", headers: requestIdHeader, content: { "application/json": { schema: AdminTokenView } } },
+    200: {
+      description: "The revoked token. Revoking twice changes nothing.",
+      headers: requestIdHeader,
+      content: { "application/json": { schema: AdminTokenView } },
+    },
     ...adminErrors("No such admin token (admin_token_not_found)."),
   },
 });

@@ -31,7 +31,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     expectErrorResponse(await adminCall(server, "PATCH", `/admin/v1/accounts/${id}`, { body: { name: " " } }), 400, "invalid_request");
     expectErrorResponse(await adminCall(server, "PATCH", "/admin/v1/accounts/acct_nope", { body: { name: "x" } }), 404, "account_not_found");
     const { entries } = await audit(`?account=${id}`);
-    expect(entries.map((e: any) => [e.actor, e.action, e.object]), JSON.stringify(entries)).toEqual([
+    expect(
+      entries.map((e: any) => [e.actor, e.action, e.object]),
+      JSON.stringify(entries),
+    ).toEqual([
       ["env-token", "account.rename", { kind: "account", id }],
       ["env-token", "account.create", { kind: "account", id }],
     ]);
@@ -87,7 +90,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     expect(entries[0].details).toMatchObject({ amount_micro: 1_500_000, note: "n" });
 
     const listed = okJson(await adminCall(server, "GET", "/admin/v1/admin-tokens"));
-    expect(listed.tokens.find((t: any) => t.id === id), JSON.stringify(listed)).toMatchObject({ name: "alice", revoked_at: null });
+    expect(
+      listed.tokens.find((t: any) => t.id === id),
+      JSON.stringify(listed),
+    ).toMatchObject({ name: "alice", revoked_at: null });
     expect(JSON.stringify(listed)).not.toContain(token);
     const log = okJson(await adminCall(server, "GET", "/admin/v1/audit?limit=500"));
     expect(JSON.stringify(log), "the log never holds a token or key").not.toMatch(/tja_[0-9A-Za-z]{40}|tjs_[0-9A-Za-z]{40}/);

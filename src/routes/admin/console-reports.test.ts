@@ -55,10 +55,15 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     const today = days.at(-1);
     expect(today.date).toBe(new Date().toISOString().slice(0, 10));
     expect(today, show(response)).toMatchObject({ requests: 3, questions: 3, server_errors: 1 });
-    const charged = -(await server.services.accounts.entries(busy.accountId, { limit: 50 })).filter((e) => e.kind === "charge").reduce((s, e) => s + e.amountMicro, 0);
+    const charged = -(await server.services.accounts.entries(busy.accountId, { limit: 50 }))
+      .filter((e) => e.kind === "charge")
+      .reduce((s, e) => s + e.amountMicro, 0);
     expect(charged).toBeGreaterThan(0);
     expect(today.charged_micro, show(response)).toBe(charged);
-    expect(days.slice(0, 29).every((day: { requests: number; server_errors: number }) => day.requests === 0 && day.server_errors === 0), show(response)).toBe(true);
+    expect(
+      days.slice(0, 29).every((day: { requests: number; server_errors: number }) => day.requests === 0 && day.server_errors === 0),
+      show(response),
+    ).toBe(true);
   });
 
   it("lists recent server errors of every instance: time, route, status, code and request id; probes excepted", async () => {
@@ -72,7 +77,14 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     }
     const response = await adminCall(server, "GET", "/admin/v1/overview");
     expect(response.json.server_errors, show(response)).toEqual([
-      { at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), method: "POST", route: "/v1/systemone", status: 502, code: "model_failed", request_id: failedRequestId },
+      {
+        at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        method: "POST",
+        route: "/v1/systemone",
+        status: 502,
+        code: "model_failed",
+        request_id: failedRequestId,
+      },
     ]);
   });
 
@@ -91,12 +103,21 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
   it("filters the ledger by kind; each judgment shows its request id and its key", async () => {
     const charges = await adminCall(server, "GET", `/admin/v1/accounts/${busy.accountId}/ledger?kind=charge`);
     expect(charges.status, show(charges)).toBe(200);
-    expect(charges.json.entries.map((e: { kind: string }) => e.kind), show(charges)).toEqual(["charge", "charge", "charge"]);
+    expect(
+      charges.json.entries.map((e: { kind: string }) => e.kind),
+      show(charges),
+    ).toEqual(["charge", "charge", "charge"]);
     expect(charges.json.entries.map((e: { request_id: string }) => e.request_id).sort()).toEqual([...requestIds].sort());
     for (const entry of charges.json.entries) expect(entry.key, show(charges)).toMatchObject({ prefix: keyPrefix });
     const money = await adminCall(server, "GET", `/admin/v1/accounts/${busy.accountId}/ledger?kind=top_up,adjustment`);
-    expect(money.json.entries.map((e: { kind: string }) => e.kind), show(money)).toEqual(["adjustment", "top_up"]);
-    expect(money.json.entries.map((e: { key: unknown }) => e.key), show(money)).toEqual([null, null]);
+    expect(
+      money.json.entries.map((e: { kind: string }) => e.kind),
+      show(money),
+    ).toEqual(["adjustment", "top_up"]);
+    expect(
+      money.json.entries.map((e: { key: unknown }) => e.key),
+      show(money),
+    ).toEqual([null, null]);
     const bad = await adminCall(server, "GET", `/admin/v1/accounts/${busy.accountId}/ledger?kind=refund`);
     expect(bad.status, show(bad)).toBe(400);
     expect(bad.json.error, show(bad)).toMatch(/unknown kind "refund"/);

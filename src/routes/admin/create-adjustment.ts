@@ -35,7 +35,11 @@ const route = createRoute({
   security: ADMIN_SECURITY,
   request: { params: AccountIdParams, body: { required: true, content: { "application/json": { schema: AdjustmentBody } } } },
   responses: {
-    201: { description: "The ledger entry (kind adjustment) and the new balance.", headers: requestIdHeader, content: { "application/json": { schema: AdjustmentResult } } },
+    201: {
+      description: "The ledger entry (kind adjustment) and the new balance.",
+      headers: requestIdHeader,
+      content: { "application/json": { schema: AdjustmentResult } },
+    },
     ...adminErrors("No such account (account_not_found).", {
       400: "The amount is zero or not a signed decimal euro string, the note is missing, or the balance would go below zero (or below what requests in flight hold) or overflow.",
     }),

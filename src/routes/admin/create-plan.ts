@@ -24,7 +24,11 @@ export const planFields = {
     .max(100)
     .nullable()
     .optional()
-    .openapi({ description: 'The model ids (JUDGE_MODELS) its keys may use; others are refused with 400 model_not_allowed. Absent or null: every model (null on a change clears it).', example: ["small"] }),
+    .openapi({
+      description:
+        "The model ids (JUDGE_MODELS) its keys may use; others are refused with 400 model_not_allowed. Absent or null: every model (null on a change clears it).",
+      example: ["small"],
+    }),
 };
 
 const CreatePlanBody = z.strictObject(planFields).openapi("AdminPlanInput");
@@ -44,13 +48,16 @@ const route = createRoute({
 export function registerCreatePlan(api: AdminApi, services: Services): void {
   addRoute(api, route, async (c) => {
     const body = await readBody(c, CreatePlanBody);
-    const plan = await services.plans.create({
-      name: body.name,
-      requestsPerMinute: body.requests_per_minute,
-      allowanceQuestions: body.allowance_questions,
-      pricePerMillion: micros(body.price_per_million, "price_per_million"),
-      allowedModels: body.allowed_models,
-    }, adminActor(c));
+    const plan = await services.plans.create(
+      {
+        name: body.name,
+        requestsPerMinute: body.requests_per_minute,
+        allowanceQuestions: body.allowance_questions,
+        pricePerMillion: micros(body.price_per_million, "price_per_million"),
+        allowedModels: body.allowed_models,
+      },
+      adminActor(c),
+    );
     return c.json(planView(plan), 201);
   });
 }

@@ -48,7 +48,9 @@ const usageRoute = createRoute({
   security: ADMIN_SECURITY,
   request: { query: UsageQuery },
   responses: {
-    200: csvResponse("Columns: date, account_id, account_name, requests, questions, input_tokens, charged_micro, charged_eur. Days on which an account made no judgment have no row."),
+    200: csvResponse(
+      "Columns: date, account_id, account_name, requests, questions, input_tokens, charged_micro, charged_eur. Days on which an account made no judgment have no row.",
+    ),
     ...adminErrors("No such account (account_not_found), when account is given.", { 400: `days is not a whole number from 1 to ${MAX_DAYS}.` }),
   },
 });

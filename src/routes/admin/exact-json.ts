@@ -9,7 +9,10 @@ export function exactJson(value: unknown): string {
   // Unguessable, so no string of the data can pass for a bigint.
   const marker = `bigint-${randomUUID()}:`;
   const text = JSON.stringify(value, (_, v: unknown) => (typeof v === "bigint" ? `${marker}${v}` : v));
-  return text.split(`"${marker}`).map((part, i) => (i === 0 ? part : part.replace(/^(-?\d+)"/, "$1"))).join("");
+  return text
+    .split(`"${marker}`)
+    .map((part, i) => (i === 0 ? part : part.replace(/^(-?\d+)"/, "$1")))
+    .join("");
 }
 
 /** A number where one is exact; past 2^53 the bigint, which exactJson writes as its digits. */

@@ -26,8 +26,16 @@ const UsageByDay = z
       .openapi({ description: "Every UTC day from the period's first to today (the first one partial), days without judgments included." }),
     totals: z.object(Judgments).openapi({ description: "The sums over `days`." }),
     by_model: z
-      .array(z.object({ model: z.string().nullable().openapi({ description: "The served model's id (JUDGE_MODELS); null for judgments recorded before models were." }), ...Judgments }))
-      .openapi({ description: "The period's judgments by the model that answered; `questions` are allowance units (questions × the model's price_multiplier, rounded up)." }),
+      .array(
+        z.object({
+          model: z.string().nullable().openapi({ description: "The served model's id (JUDGE_MODELS); null for judgments recorded before models were." }),
+          ...Judgments,
+        }),
+      )
+      .openapi({
+        description:
+          "The period's judgments by the model that answered; `questions` are allowance units (questions × the model's price_multiplier, rounded up).",
+      }),
   })
   .openapi("AdminUsageByDay");
 
@@ -60,7 +68,10 @@ export function registerGetAccountUsage(api: AdminApi, services: Services): void
     const last = Math.floor((period.end - 1) / DAY_MS) * DAY_MS;
     const dense = [];
     for (let day = first; day <= Math.min(last, now); day += DAY_MS) {
-      dense.push({ date: new Date(day).toISOString().slice(0, 10), ...judgments(byDay.get(day) ?? { requests: 0, questions: 0, inputTokens: 0, chargedMicro: 0 }) });
+      dense.push({
+        date: new Date(day).toISOString().slice(0, 10),
+        ...judgments(byDay.get(day) ?? { requests: 0, questions: 0, inputTokens: 0, chargedMicro: 0 }),
+      });
     }
     const sum = (field: "requests" | "questions" | "inputTokens" | "chargedMicro") => days.reduce((total, day) => total + day[field], 0);
     return c.json(

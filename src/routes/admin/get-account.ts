@@ -35,13 +35,7 @@ export function registerGetAccount(api: AdminApi, services: Services): void {
   addRoute(api, route, async (c) => {
     const summary = await summaryOr404(services, c.req.param("id")!);
     const { id } = summary.account;
-    const [keys, ledger] = await Promise.all([
-      services.keys.list({ accountId: id }),
-      services.accounts.entries(id, { limit: RECENT_LEDGER_ENTRIES }),
-    ]);
-    return c.json(
-      { account: summaryView(summary), plan: planView(summary.plan), keys: keys.map(keyView), ledger: ledger.map(ledgerEntryView) },
-      200,
-    );
+    const [keys, ledger] = await Promise.all([services.keys.list({ accountId: id }), services.accounts.entries(id, { limit: RECENT_LEDGER_ENTRIES })]);
+    return c.json({ account: summaryView(summary), plan: planView(summary.plan), keys: keys.map(keyView), ledger: ledger.map(ledgerEntryView) }, 200);
   });
 }

@@ -20,9 +20,13 @@ const Activity = z
     requests: count("Judgment requests settled (each one ledger entry; refused requests are not in the ledger)."),
     questions: count("Questions answered."),
     input_tokens: count("Input tokens read and billed."),
-    charged_micro: count("Charged to prepaid balances, in micro-euros: an exact JSON integer, which may pass 2^53 (read it with a BigInt-aware parser, or read `charged`)."),
+    charged_micro: count(
+      "Charged to prepaid balances, in micro-euros: an exact JSON integer, which may pass 2^53 (read it with a BigInt-aware parser, or read `charged`).",
+    ),
     charged: z.string().openapi({ description: "Charged to prepaid balances, exact decimal euros.", example: "12.50" }),
-    topped_up_micro: count("Top-ups received, in micro-euros: an exact JSON integer, which may pass 2^53 (read it with a BigInt-aware parser, or read `topped_up`)."),
+    topped_up_micro: count(
+      "Top-ups received, in micro-euros: an exact JSON integer, which may pass 2^53 (read it with a BigInt-aware parser, or read `topped_up`).",
+    ),
     topped_up: z.string().openapi({ description: "Top-ups received, exact decimal euros.", example: "100.00" }),
   })
   .openapi("AdminActivity", { description: "Every account's ledger entries from start (included) to end (excluded)." });
@@ -73,11 +77,14 @@ const activityView = (activity: Overview["today"]): z.infer<typeof Activity> => 
   topped_up: formatEuros(activity.toppedUpMicro),
 });
 
-
 export function registerGetOverview(api: AdminApi, services: Services, memory: AdminMemory): void {
   addRoute(api, route, async (c) => {
     const { busiest_by } = readQuery(c, BusiestQuery);
-    const [overview, http, trend] = await Promise.all([services.accounts.overview(), httpCounts(services.metrics), trends(services, Date.now(), busiest_by ?? "charged")]);
+    const [overview, http, trend] = await Promise.all([
+      services.accounts.overview(),
+      httpCounts(services.metrics),
+      trends(services, Date.now(), busiest_by ?? "charged"),
+    ]);
     const last = memory.lastLedgerCheck;
     const body: z.infer<typeof OverviewView> = {
       accounts: overview.accounts,

@@ -59,9 +59,7 @@ const WITHOUT_THE_TOKEN: [who: string, authorization: () => string | null][] = [
 
 function send(target: TestServer, method: string, path: string, body: unknown, authorization: string | null) {
   const concrete = path.replace("ACCOUNT", server.accountId);
-  return authorization === null
-    ? adminCall(target, method, concrete, { body, token: null })
-    : adminCall(target, method, concrete, { body, authorization });
+  return authorization === null ? adminCall(target, method, concrete, { body, token: null }) : adminCall(target, method, concrete, { body, authorization });
 }
 
 /** Same status, same body, same header names: only the request id differs. */
@@ -86,7 +84,10 @@ describe("the admin API without the admin token", () => {
         expectErrorResponse(response, 404, "not_found");
       }
       expect((await server.store.accounts.get(server.accountId))?.balanceMicro, "a refused request changed a balance").toBe(balance);
-      expect((await server.store.accounts.list()).some((account) => account.name === "intruder"), "a refused request created an account").toBe(false);
+      expect(
+        (await server.store.accounts.list()).some((account) => account.name === "intruder"),
+        "a refused request created an account",
+      ).toBe(false);
     });
   }
 });
@@ -136,9 +137,7 @@ describe("a server without an admin token", () => {
       const response = await call(adminOff.url, path);
       expectErrorResponse(response, 404, "not_found");
       const error = `no route for GET ${path}`;
-      expect(response.text, show(response)).toBe(
-        JSON.stringify({ error, code: "not_found", detail: { error_type: "not_found_error", message: error } }),
-      );
+      expect(response.text, show(response)).toBe(JSON.stringify({ error, code: "not_found", detail: { error_type: "not_found_error", message: error } }));
     }
   });
 });

@@ -18,7 +18,10 @@ export const keyFields = {
   budget: EuroString.nullable().openapi({
     description: "The most the key may ever charge to the balance, in exact decimal euros; once reached, 402 key_budget_exhausted.",
   }),
-  expires_at: z.string().nullable().openapi({ description: `The key's expiry: ${INSTANT_FORMAT}. After it, 401 key_expired.` }),
+  expires_at: z
+    .string()
+    .nullable()
+    .openapi({ description: `The key's expiry: ${INSTANT_FORMAT}. After it, 401 key_expired.` }),
 };
 
 /** The body's fields as the store's changes: only those present, each limit checked. */

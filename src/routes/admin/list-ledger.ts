@@ -23,7 +23,9 @@ const route = createRoute({
   request: { params: AccountIdParams, query: LedgerQuery },
   responses: {
     200: pagedResponse(LedgerEntryView, "AdminLedgerPage"),
-    ...adminErrors("No such account (account_not_found).", { 400: `limit is not a whole number from 1 to ${MAX_LEDGER_PAGE}, before not a positive whole number, or kind not a known kind.` }),
+    ...adminErrors("No such account (account_not_found).", {
+      400: `limit is not a whole number from 1 to ${MAX_LEDGER_PAGE}, before not a positive whole number, or kind not a known kind.`,
+    }),
   },
 });
 

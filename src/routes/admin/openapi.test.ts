@@ -54,7 +54,10 @@ const ADMIN_OPERATIONS = [
 describe("GET /openapi.json (public)", () => {
   it("lists no admin path, no admin schema and no admin security scheme", () => {
     expect(publicDoc.status, show(publicDoc)).toBe(200);
-    expect(Object.keys(publicDoc.json.paths).filter((path) => path.startsWith("/admin")), pretty(publicDoc)).toEqual([]);
+    expect(
+      Object.keys(publicDoc.json.paths).filter((path) => path.startsWith("/admin")),
+      pretty(publicDoc),
+    ).toEqual([]);
     expect(publicDoc.text, pretty(publicDoc)).not.toMatch(/\/admin|adminToken|AdminAccount/);
   });
 });
@@ -136,9 +139,17 @@ describe("the admin API's real responses", () => {
     await conforms("/admin/v1/accounts", adminCall(server, "GET", "/admin/v1/accounts"), 200);
     await conforms("/admin/v1/accounts", adminCall(server, "GET", "/admin/v1/accounts?search=do&limit=1&offset=0"), 200);
     await conforms("/admin/v1/accounts", adminCall(server, "GET", "/admin/v1/accounts?limit=0"), 400);
-    await conforms("/admin/v1/accounts/{id}/top-ups", adminCall(server, "POST", `/admin/v1/accounts/${id}/top-ups`, { body: { amount: "1.25", note: "n" } }), 201);
+    await conforms(
+      "/admin/v1/accounts/{id}/top-ups",
+      adminCall(server, "POST", `/admin/v1/accounts/${id}/top-ups`, { body: { amount: "1.25", note: "n" } }),
+      201,
+    );
     await conforms("/admin/v1/accounts/{id}/top-ups", adminCall(server, "POST", `/admin/v1/accounts/${id}/top-ups`, { body: { amount: "1e3" } }), 400);
-    await conforms("/admin/v1/accounts/{id}/adjustments", adminCall(server, "POST", `/admin/v1/accounts/${id}/adjustments`, { body: { amount: "-0.25", note: "n" } }), 201);
+    await conforms(
+      "/admin/v1/accounts/{id}/adjustments",
+      adminCall(server, "POST", `/admin/v1/accounts/${id}/adjustments`, { body: { amount: "-0.25", note: "n" } }),
+      201,
+    );
     await conforms("/admin/v1/accounts/{id}/adjustments", adminCall(server, "POST", `/admin/v1/accounts/${id}/adjustments`, { body: { amount: "0" } }), 400);
     const key = await conforms("/admin/v1/accounts/{id}/keys", adminCall(server, "POST", `/admin/v1/accounts/${id}/keys`, { body: { name: "k" } }), 201);
     expect((await postJudgment({ url: server.url, key: key.json.key }, TINY_JUDGMENT)).status).toBe(200);

@@ -17,7 +17,9 @@ export const RECENT_SERVER_ERRORS = 20;
 
 const count = (description: string) => z.number().int().openapi({ description });
 const exactMicro = (what: string) =>
-  count(`${what}, in micro-euros: a JSON number while below 2^53, past it an exact integer literal (read it with a BigInt-aware parser, or read the euro string).`);
+  count(
+    `${what}, in micro-euros: a JSON number while below 2^53, past it an exact integer literal (read it with a BigInt-aware parser, or read the euro string).`,
+  );
 
 const Day = z.object({
   date: z.string().openapi({ example: "2026-01-31" }),
@@ -43,7 +45,7 @@ const BusyAccount = z.object({
 const ServerErrorView = z.object({
   at: z.string(),
   method: z.string(),
-  route: z.string().openapi({ description: "The matched route pattern (\"unmatched\" for none), never the raw path." }),
+  route: z.string().openapi({ description: 'The matched route pattern ("unmatched" for none), never the raw path.' }),
   status: z.number().int(),
   code: z.string().nullable().openapi({ description: "The error catalogue's code, when the response had one." }),
   request_id: z.string().nullable().openapi({ description: "The X-Request-Id of the response: find its access-log line with it." }),
@@ -52,10 +54,12 @@ const ServerErrorView = z.object({
 export const TrendFields = {
   days: z.array(Day).openapi({ description: `The last ${TREND_DAYS} UTC days, oldest first, today last (so far), days without activity included.` }),
   busiest_by: z.enum(["charged", "requests"]),
-  busiest_accounts: z.array(BusyAccount).openapi({ description: `At most ${BUSIEST_ACCOUNTS} accounts with the most charged (or requests, by busiest_by) over the same ${TREND_DAYS} days.` }),
-  server_errors: z
-    .array(ServerErrorView)
-    .openapi({ description: `The latest ${RECENT_SERVER_ERRORS} 5xx responses of any instance (recorded in the database, best effort: one the database could not take is only in the access log).` }),
+  busiest_accounts: z
+    .array(BusyAccount)
+    .openapi({ description: `At most ${BUSIEST_ACCOUNTS} accounts with the most charged (or requests, by busiest_by) over the same ${TREND_DAYS} days.` }),
+  server_errors: z.array(ServerErrorView).openapi({
+    description: `The latest ${RECENT_SERVER_ERRORS} 5xx responses of any instance (recorded in the database, best effort: one the database could not take is only in the access log).`,
+  }),
 };
 
 export const BusiestQuery = z.object({
@@ -98,7 +102,14 @@ export async function trends(services: Services, now: number, by: "charged" | "r
     busiest_by: by,
     busiest_accounts: busiest.map((account) => {
       const charged = money(account.chargedMicro);
-      return { account_id: account.accountId, name: account.name, requests: account.requests, questions: account.questions, charged_micro: charged.micro, charged: charged.euros };
+      return {
+        account_id: account.accountId,
+        name: account.name,
+        requests: account.requests,
+        questions: account.questions,
+        charged_micro: charged.micro,
+        charged: charged.euros,
+      };
     }),
     server_errors: recent.map((error) => ({
       at: new Date(error.at).toISOString(),

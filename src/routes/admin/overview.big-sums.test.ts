@@ -46,6 +46,9 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
 
 function eurosOf(micro: bigint): string {
   const whole = micro / 1_000_000n;
-  const fraction = (micro % 1_000_000n).toString().padStart(6, "0").replace(/0{1,4}$/, "");
+  const fraction = (micro % 1_000_000n)
+    .toString()
+    .padStart(6, "0")
+    .replace(/0{1,4}$/, "");
   return `${whole}.${fraction}`;
 }

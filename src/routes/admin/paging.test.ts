@@ -39,7 +39,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     it("answers 50 accounts at most by default, every account with plan, balance and usage", async () => {
       const page = await list("");
       expect(page.json, show(page)).toMatchObject({ total: 6, limit: 50, offset: 0, next_offset: null });
-      expect(page.json.accounts.map((account: any) => account.id), show(page)).toEqual([server.accountId, ...ids]);
+      expect(
+        page.json.accounts.map((account: any) => account.id),
+        show(page),
+      ).toEqual([server.accountId, ...ids]);
       const detail = await adminCall(server, "GET", `/admin/v1/accounts/${ids[2]}`);
       expect(page.json.accounts[3], `${show(page)}\n${show(detail)}`).toEqual(detail.json.account);
     });

@@ -49,7 +49,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       });
       expect(response.json.id, show(response)).toMatch(/^plan_/);
       const list = await adminCall(server, "GET", "/admin/v1/plans");
-      expect(list.json.plans.map((plan: any) => plan.id), show(list)).toContain(response.json.id);
+      expect(
+        list.json.plans.map((plan: any) => plan.id),
+        show(list),
+      ).toContain(response.json.id);
     });
 
     it("accepts a free plan: no allowance, price 0", async () => {
@@ -98,8 +101,18 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       expect(byName.status, show(byName)).toBe(200);
       expect(byName.json, show(byName)).toMatchObject({ ...valid, name: "to edit", requests_per_minute: 7 });
       const byId = await updatePlan(created.json.id, { name: "edited", price_per_million: "1.5" });
-      expect(byId.json, show(byId)).toMatchObject({ id: created.json.id, name: "edited", requests_per_minute: 7, price_per_million_micro: 1_500_000, price_per_million: "1.50" });
-      expect(await server.store.plans.get(created.json.id), "the stored plan").toMatchObject({ name: "edited", requestsPerMinute: 7, pricePerMillion: 1_500_000 });
+      expect(byId.json, show(byId)).toMatchObject({
+        id: created.json.id,
+        name: "edited",
+        requests_per_minute: 7,
+        price_per_million_micro: 1_500_000,
+        price_per_million: "1.50",
+      });
+      expect(await server.store.plans.get(created.json.id), "the stored plan").toMatchObject({
+        name: "edited",
+        requestsPerMinute: 7,
+        pricePerMillion: 1_500_000,
+      });
     });
 
     it("answers 404 plan_not_found for an unknown plan", async () => {

@@ -21,8 +21,7 @@ export function addRoute(api: AdminApi, route: RouteConfig & { getRoutingPath():
   api.on(route.method.toUpperCase(), route.getRoutingPath(), handler);
 }
 
-const NOT_FOUND_EXPLAINED =
-  "Also the answer to any request without the admin token: the admin API is indistinguishable from an unknown path.";
+const NOT_FOUND_EXPLAINED = "Also the answer to any request without the admin token: the admin API is indistinguishable from an unknown path.";
 
 const DATABASE_DOWN = "The database cannot be reached or did not answer in time (database_unavailable).";
 

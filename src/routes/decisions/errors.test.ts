@@ -49,16 +49,61 @@ const BAD_REQUESTS: [name: string, body: unknown, code: string, param: string | 
   ["a name that is not a string", ask({ ...predicate, name: 3 }), "invalid_request", "questions[0].name"],
   ["a choice with 1 choice", ask({ type: "choice", instructions: "?", choices: choices(1) }), "invalid_request", "questions[0].choices"],
   ["a choice with 256 choices", ask({ type: "choice", instructions: "?", choices: choices(256) }), "invalid_request", "questions[0].choices"],
-  ["a choice value that is a number", ask({ type: "choice", instructions: "?", choices: [{ value: 1 }, { value: "b" }] }), "invalid_request", "questions[0].choices[0].value"],
-  ["a string and a boolean with the same text", ask({ type: "choice", instructions: "?", choices: [{ value: false }, { value: "false" }] }), "invalid_request", "questions[0].choices[1].value"],
-  ["the same choice twice", ask({ type: "choice", instructions: "?", choices: [{ value: "a" }, { value: "a" }] }), "invalid_request", "questions[0].choices[1].value"],
+  [
+    "a choice value that is a number",
+    ask({ type: "choice", instructions: "?", choices: [{ value: 1 }, { value: "b" }] }),
+    "invalid_request",
+    "questions[0].choices[0].value",
+  ],
+  [
+    "a string and a boolean with the same text",
+    ask({ type: "choice", instructions: "?", choices: [{ value: false }, { value: "false" }] }),
+    "invalid_request",
+    "questions[0].choices[1].value",
+  ],
+  [
+    "the same choice twice",
+    ask({ type: "choice", instructions: "?", choices: [{ value: "a" }, { value: "a" }] }),
+    "invalid_request",
+    "questions[0].choices[1].value",
+  ],
   ["a score with 1 level", ask({ type: "score", instructions: "?", levels: levels(1) }), "invalid_request", "questions[0].levels"],
   ["a score with 11 levels", ask({ type: "score", instructions: "?", levels: levels(11) }), "invalid_request", "questions[0].levels"],
-  ["a level without a label", ask({ type: "score", instructions: "?", levels: [{ description: "low" }, { label: "high" }] }), "invalid_request", "questions[0].levels[0].label"],
-  ["an image in the input", ask(predicate, { input: [{ role: "user", content: [{ type: "input_text", text: "Is this a cat?" }, image] }] }), "invalid_request", "input[0].content[1]"],
+  [
+    "a level without a label",
+    ask({ type: "score", instructions: "?", levels: [{ description: "low" }, { label: "high" }] }),
+    "invalid_request",
+    "questions[0].levels[0].label",
+  ],
+  [
+    "an image in the input",
+    ask(predicate, { input: [{ role: "user", content: [{ type: "input_text", text: "Is this a cat?" }, image] }] }),
+    "invalid_request",
+    "input[0].content[1]",
+  ],
   ["an image in the instructions", ask({ type: "predicate", instructions: [image] }), "invalid_request", "questions[0].instructions[0]"],
-  ["a system message", ask(predicate, { input: [{ role: "system", content: "Be strict." }, { role: "user", content: "x" }] }), "invalid_request", "input[0].role"],
-  ["an assistant message", ask(predicate, { input: [{ role: "user", content: "x" }, { role: "assistant", content: "y" }] }), "invalid_request", "input[1].role"],
+  [
+    "a system message",
+    ask(predicate, {
+      input: [
+        { role: "system", content: "Be strict." },
+        { role: "user", content: "x" },
+      ],
+    }),
+    "invalid_request",
+    "input[0].role",
+  ],
+  [
+    "an assistant message",
+    ask(predicate, {
+      input: [
+        { role: "user", content: "x" },
+        { role: "assistant", content: "y" },
+      ],
+    }),
+    "invalid_request",
+    "input[1].role",
+  ],
   ["a function call output", ask(predicate, { input: [{ type: "function_call_output", call_id: "c1", output: "42" }] }), "invalid_request", "input[0].type"],
   ["an unknown x_debias", ask(predicate, { x_debias: "sorted" }), "invalid_request", "x_debias"],
 ];
@@ -134,7 +179,12 @@ describe("money: 402, 429 and 502 charge nothing", () => {
     const evaluations = billing.engine.evaluations;
     const refused = await postDecisions(s, decisionsBody(2));
     expectDecisionsError(refused, 402, "insufficient_funds", null);
-    expect(billingHeadersOf(refused), show(refused)).toMatchObject({ "x-billed-to": null, "x-plan-usage": "100%", "x-balance-remaining": "0.000005", "x-ratelimit-remaining": "99" });
+    expect(billingHeadersOf(refused), show(refused)).toMatchObject({
+      "x-billed-to": null,
+      "x-plan-usage": "100%",
+      "x-balance-remaining": "0.000005",
+      "x-ratelimit-remaining": "99",
+    });
     expect(await moneyTables(s.database), show(refused)).toEqual(before);
     expect(billing.engine.evaluations, "a 402 never reaches the model").toBe(evaluations);
   });
@@ -147,7 +197,12 @@ describe("money: 402, 429 and 502 charge nothing", () => {
     const before = await moneyTables(s.database);
     const limited = await postDecisions(s, decisionsBody(1));
     expectDecisionsError(limited, 429, "rate_limited", null);
-    expect(billingHeadersOf(limited), show(limited)).toMatchObject({ "retry-after": "60", "x-ratelimit-reset": "60", "x-ratelimit-remaining": "0", "x-billed-to": null });
+    expect(billingHeadersOf(limited), show(limited)).toMatchObject({
+      "retry-after": "60",
+      "x-ratelimit-reset": "60",
+      "x-ratelimit-remaining": "0",
+      "x-billed-to": null,
+    });
     expect(await moneyTables(s.database), show(limited)).toEqual(before);
   });
 

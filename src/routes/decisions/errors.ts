@@ -9,13 +9,7 @@ import type { AppEnv } from "../../http/context.js";
  * status (the SDKs pick their error class by status, and retry 408, 409, 429 and 5xx).
  */
 
-export const DECISIONS_ERROR_TYPES = [
-  "invalid_request_error",
-  "authentication_error",
-  "insufficient_quota",
-  "rate_limit_error",
-  "server_error",
-] as const;
+export const DECISIONS_ERROR_TYPES = ["invalid_request_error", "authentication_error", "insufficient_quota", "rate_limit_error", "server_error"] as const;
 export type DecisionsErrorType = (typeof DECISIONS_ERROR_TYPES)[number];
 
 export function decisionsErrorType(status: number): DecisionsErrorType {

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { buildAnswer, NEUTRAL_TEMPERATURES } from "../../judgment/answers.js";
-import { choiceKey, decisionsUsage, toDecisionAnswers, toJudgment, UnsupportedDecisionError, type DecisionsQuestion, type DecisionsRequest } from "./mapping.js";
+import {
+  choiceKey,
+  decisionsUsage,
+  toDecisionAnswers,
+  toJudgment,
+  UnsupportedDecisionError,
+  type DecisionsQuestion,
+  type DecisionsRequest,
+} from "./mapping.js";
 import { mulberry32 } from "../../testing/random-text.js";
 import { buildPrompt } from "../../judgment/prompt.js";
 import type { Answer, Question } from "../../judgment/schema.js";
@@ -25,7 +33,11 @@ const predicate: DecisionsQuestion = { type: "predicate", instructions: "It is u
 /** Our answer to `question` from label log-probabilities, as the engine's pipeline builds it. */
 function answerFrom(question: Question, random: () => number): Answer {
   const labels = question.type === "noul" ? 2 : question.type === "choice" ? Object.keys(question.criteria).length : question.criteria.length;
-  return buildAnswer(question, Array.from({ length: labels }, () => -10 * random()), NEUTRAL_TEMPERATURES);
+  return buildAnswer(
+    question,
+    Array.from({ length: labels }, () => -10 * random()),
+    NEUTRAL_TEMPERATURES,
+  );
 }
 
 describe("toJudgment: the request as our questions", () => {
@@ -35,7 +47,11 @@ describe("toJudgment: the request as our questions", () => {
       questions: [
         { type: "choice", name: "topic", instructions: "What is it about?", choices: [{ value: "billing", description: "money" }, { value: "tech" }] },
         { type: "predicate", instructions: "The customer is angry." },
-        { type: "score", instructions: "How urgent?", levels: [{ label: "low" }, { label: "high", description: "answer today" }, { label: "", description: null }] },
+        {
+          type: "score",
+          instructions: "How urgent?",
+          levels: [{ label: "low" }, { label: "high", description: "answer today" }, { label: "", description: null }],
+        },
       ],
     });
     expect(mapped, show(mapped)).toEqual({
@@ -68,9 +84,24 @@ describe("toJudgment: the request as our questions", () => {
     const mapped = toJudgment({
       input: [
         { role: "user", content: "First message." },
-        { type: "message", role: "user", content: [{ type: "input_text", text: "Second," }, { type: "input_text", text: "third.", prompt_cache_breakpoint: { mode: "explicit" } }] },
+        {
+          type: "message",
+          role: "user",
+          content: [
+            { type: "input_text", text: "Second," },
+            { type: "input_text", text: "third.", prompt_cache_breakpoint: { mode: "explicit" } },
+          ],
+        },
       ],
-      questions: [{ type: "predicate", instructions: [{ type: "input_text", text: "Is it" }, { type: "input_text", text: "urgent?" }] }],
+      questions: [
+        {
+          type: "predicate",
+          instructions: [
+            { type: "input_text", text: "Is it" },
+            { type: "input_text", text: "urgent?" },
+          ],
+        },
+      ],
     });
     expect(mapped.state).toBe("First message.\n\nSecond,\n\nthird.");
     expect(mapped.questions[0], show(mapped)).toEqual({ type: "noul", instructions: "Is it\n\nurgent?" });
@@ -80,7 +111,18 @@ describe("toJudgment: the request as our questions", () => {
     const data = { order: 17, items: ["a", "b"] };
     const lone = toJudgment({ input: [{ role: "user", content: [{ type: "input_json", data }] }], questions: [predicate] });
     expect(lone.state).toBe(data);
-    const mixed = toJudgment({ input: [{ role: "user", content: [{ type: "input_text", text: "The order:" }, { type: "input_json", data }] }], questions: [predicate] });
+    const mixed = toJudgment({
+      input: [
+        {
+          role: "user",
+          content: [
+            { type: "input_text", text: "The order:" },
+            { type: "input_json", data },
+          ],
+        },
+      ],
+      questions: [predicate],
+    });
     expect(mixed.state).toBe(`The order:\n\n${JSON.stringify({ items: ["a", "b"], order: 17 }, null, 2)}`);
   });
 
@@ -92,23 +134,83 @@ describe("toJudgment: the request as our questions", () => {
 describe("toJudgment refuses what cannot be mapped, saying what and where", () => {
   const image = { type: "input_image", image_url: "data:image/png;base64,iVBORw0KGgo=" };
   const CASES: [name: string, request: { input: DecisionsRequest["input"]; questions?: DecisionsQuestion[] }, param: string, message: RegExp][] = [
-    ["an image in a user message", { input: [{ role: "user", content: [{ type: "input_text", text: "see" }, image] }], questions: [predicate] }, "input[0].content[1]", /images \(input_image\) are not supported/],
-    ["an image in a question's instructions", { input: "x", questions: [predicate, { type: "predicate", instructions: [image] }] }, "questions[1].instructions[0]", /images \(input_image\) are not supported/],
-    ["a developer message", { input: [{ role: "user", content: "x" }, { role: "developer", content: "Be strict." }] }, "input[1].role", /developer messages are not supported/],
+    [
+      "an image in a user message",
+      { input: [{ role: "user", content: [{ type: "input_text", text: "see" }, image] }], questions: [predicate] },
+      "input[0].content[1]",
+      /images \(input_image\) are not supported/,
+    ],
+    [
+      "an image in a question's instructions",
+      { input: "x", questions: [predicate, { type: "predicate", instructions: [image] }] },
+      "questions[1].instructions[0]",
+      /images \(input_image\) are not supported/,
+    ],
+    [
+      "a developer message",
+      {
+        input: [
+          { role: "user", content: "x" },
+          { role: "developer", content: "Be strict." },
+        ],
+      },
+      "input[1].role",
+      /developer messages are not supported/,
+    ],
     ["a system message", { input: [{ role: "system", content: "Be strict." }] }, "input[0].role", /system messages are not supported/],
-    ["an assistant message", { input: [{ role: "assistant", content: [{ type: "output_text", text: "Hi" }] }] }, "input[0].role", /assistant messages are not supported/],
-    ["a function call", { input: [{ type: "function_call", call_id: "c", name: "f", arguments: "{}" }] }, "input[0].type", /function_call items are not supported/],
-    ["a custom tool call's output", { input: [{ type: "custom_tool_call_output", call_id: "c", output: "ok" }] }, "input[0].type", /custom_tool_call_output items are not supported/],
+    [
+      "an assistant message",
+      { input: [{ role: "assistant", content: [{ type: "output_text", text: "Hi" }] }] },
+      "input[0].role",
+      /assistant messages are not supported/,
+    ],
+    [
+      "a function call",
+      { input: [{ type: "function_call", call_id: "c", name: "f", arguments: "{}" }] },
+      "input[0].type",
+      /function_call items are not supported/,
+    ],
+    [
+      "a custom tool call's output",
+      { input: [{ type: "custom_tool_call_output", call_id: "c", output: "ok" }] },
+      "input[0].type",
+      /custom_tool_call_output items are not supported/,
+    ],
     ["an unknown item type", { input: [{ type: "reasoning", role: "user", content: "x" }] }, "input[0].type", /type "reasoning" are not supported/],
     ["a message without a role", { input: [{ content: "x" }] }, "input[0].role", /needs a role/],
     ["an item that is not an object", { input: ["just text"] }, "input[0]", /must be a message object/],
     ["content that is neither text nor parts", { input: [{ role: "user", content: 42 }] }, "input[0].content", /must be a string or an array/],
-    ["an unknown part type", { input: [{ role: "user", content: [{ type: "input_audio", data: "…" }] }] }, "input[0].content[0].type", /type "input_audio" are not supported/],
+    [
+      "an unknown part type",
+      { input: [{ role: "user", content: [{ type: "input_audio", data: "…" }] }] },
+      "input[0].content[0].type",
+      /type "input_audio" are not supported/,
+    ],
     ["a text part without text", { input: [{ role: "user", content: [{ type: "input_text" }] }] }, "input[0].content[0].text", /must be a string/],
-    ["a JSON part holding a number", { input: [{ role: "user", content: [{ type: "input_json", data: 4 }] }] }, "input[0].content[0].data", /JSON object or array/],
-    ["a string and a boolean with the same text", { input: "x", questions: [{ type: "choice", instructions: "?", choices: [{ value: "true" }, { value: false }, { value: true }] }] }, "questions[0].choices[2].value", /the string "true" and the boolean true/],
-    ["the same value twice", { input: "x", questions: [{ type: "choice", instructions: "?", choices: [{ value: "a" }, { value: "b" }, { value: "a" }] }] }, "questions[0].choices[2].value", /listed twice/],
-    ["an empty value", { input: "x", questions: [{ type: "choice", instructions: "?", choices: [{ value: "" }, { value: "b" }] }] }, "questions[0].choices[0].value", /non-empty/],
+    [
+      "a JSON part holding a number",
+      { input: [{ role: "user", content: [{ type: "input_json", data: 4 }] }] },
+      "input[0].content[0].data",
+      /JSON object or array/,
+    ],
+    [
+      "a string and a boolean with the same text",
+      { input: "x", questions: [{ type: "choice", instructions: "?", choices: [{ value: "true" }, { value: false }, { value: true }] }] },
+      "questions[0].choices[2].value",
+      /the string "true" and the boolean true/,
+    ],
+    [
+      "the same value twice",
+      { input: "x", questions: [{ type: "choice", instructions: "?", choices: [{ value: "a" }, { value: "b" }, { value: "a" }] }] },
+      "questions[0].choices[2].value",
+      /listed twice/,
+    ],
+    [
+      "an empty value",
+      { input: "x", questions: [{ type: "choice", instructions: "?", choices: [{ value: "" }, { value: "b" }] }] },
+      "questions[0].choices[0].value",
+      /non-empty/,
+    ],
   ];
   for (const [name, request, param, message] of CASES) {
     it(name, () => {
@@ -132,15 +234,30 @@ describe("toDecisionAnswers: our answers in the format, values and names as sent
     const mapped = toJudgment({ input: "x", questions });
     const ours = mapped.questions.map((q) => answerFrom(q, random));
     const answers = toDecisionAnswers(questions, ours);
-    expect(answers.map((a) => [a.type, a.name]), show(answers)).toEqual([["choice", "typed"], ["choice", null], ["predicate", ""], ["score", "urgency"]]);
+    expect(
+      answers.map((a) => [a.type, a.name]),
+      show(answers),
+    ).toEqual([
+      ["choice", "typed"],
+      ["choice", null],
+      ["predicate", ""],
+      ["score", "urgency"],
+    ]);
     for (const [i, answer] of answers.entries()) {
       const our = ours[i];
       const question = questions[i];
       if (answer.type === "choice" && our.type === "choice" && question.type === "choice") {
-        expect(answer.probabilities.map((p) => p.value), show(answer)).toEqual(question.choices.map((c) => c.value));
-        for (const p of answer.probabilities) expect(p.probability, show(answer)).toBe(Object.getOwnPropertyDescriptor(our.probabilities, choiceKey(p.value))?.value);
+        expect(
+          answer.probabilities.map((p) => p.value),
+          show(answer),
+        ).toEqual(question.choices.map((c) => c.value));
+        for (const p of answer.probabilities)
+          expect(p.probability, show(answer)).toBe(Object.getOwnPropertyDescriptor(our.probabilities, choiceKey(p.value))?.value);
         expect(choiceKey(answer.choice), show(answer)).toBe(our.choice);
-        expect(question.choices.some((c) => c.value === answer.choice), `the choice is one of the values, with its type: ${show(answer)}`).toBe(true);
+        expect(
+          question.choices.some((c) => c.value === answer.choice),
+          `the choice is one of the values, with its type: ${show(answer)}`,
+        ).toBe(true);
         expect(answer.confidence).toBe(our.confidence);
       } else if (answer.type === "score" && our.type === "score") {
         expect(answer.probabilities, show(answer)).toEqual([

@@ -131,21 +131,30 @@ function levelText(level: DecisionsLevel): string {
 /** The state: the input's text, or a lone JSON part's value. */
 function stateOf(input: string | readonly unknown[], numberTexts: NumberTexts | undefined): Content {
   if (typeof input === "string") return input;
-  return joined(input.flatMap((item, i) => userContent(item, `input[${i}]`)), numberTexts);
+  return joined(
+    input.flatMap((item, i) => userContent(item, `input[${i}]`)),
+    numberTexts,
+  );
 }
 
 function userContent(item: unknown, where: string): Content[] {
   if (!isObject(item)) throw new UnsupportedDecisionError('an input item must be a message object {"role": "user", "content": …}', where);
   const { type, role } = item;
   if (typeof type === "string" && TOOL_ITEMS.includes(type)) {
-    throw new UnsupportedDecisionError(`${type} items are not supported: this server judges text from user messages, not tool calls or their outputs`, `${where}.type`);
+    throw new UnsupportedDecisionError(
+      `${type} items are not supported: this server judges text from user messages, not tool calls or their outputs`,
+      `${where}.type`,
+    );
   }
   if (type !== undefined && type !== "message") {
     throw new UnsupportedDecisionError(`input items of type ${JSON.stringify(type)} are not supported; send user messages`, `${where}.type`);
   }
   if (role !== "user") {
     const why = typeof role === "string" && role in OTHER_ROLES ? OTHER_ROLES[role] : 'only role "user" is supported';
-    throw new UnsupportedDecisionError(`${typeof role === "string" ? `${role} messages are not supported: ` : "a message needs a role: "}${why}`, `${where}.role`);
+    throw new UnsupportedDecisionError(
+      `${typeof role === "string" ? `${role} messages are not supported: ` : "a message needs a role: "}${why}`,
+      `${where}.role`,
+    );
   }
   return pieces(item.content, `${where}.content`);
 }
@@ -180,9 +189,15 @@ function partValue(part: unknown, where: string): Content {
       if (!isObject(part.data) && !Array.isArray(part.data)) throw new UnsupportedDecisionError("must be a JSON object or array", `${where}.data`);
       return part.data;
     case "input_image":
-      throw new UnsupportedDecisionError("images (input_image) are not supported: this server's models read text only; describe the image in an input_text part", where);
+      throw new UnsupportedDecisionError(
+        "images (input_image) are not supported: this server's models read text only; describe the image in an input_text part",
+        where,
+      );
     default:
-      throw new UnsupportedDecisionError(`content parts of type ${JSON.stringify(part.type)} are not supported; send input_text or input_json parts`, `${where}.type`);
+      throw new UnsupportedDecisionError(
+        `content parts of type ${JSON.stringify(part.type)} are not supported; send input_text or input_json parts`,
+        `${where}.type`,
+      );
   }
 }
 

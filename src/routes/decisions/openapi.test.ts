@@ -64,11 +64,23 @@ describe("the document", () => {
 
   it("documents a request body that accepts real requests and refuses the wrong shapes", () => {
     const schema = doc.paths["/v1/decisions"].post.requestBody.content["application/json"].schema;
-    const bodies = openApiConformance({ ...doc, paths: { "/request": { post: { responses: { 200: { description: "", content: { "application/json": { schema } } } } } } } });
+    const bodies = openApiConformance({
+      ...doc,
+      paths: { "/request": { post: { responses: { 200: { description: "", content: { "application/json": { schema } } } } } } },
+    });
     const validate = bodies.validatorFor("/request", "post", 200);
     const good = {
       model: "gpt-6-luna",
-      input: [{ role: "user", type: "message", content: [{ type: "input_text", text: "hi" }, { type: "input_json", data: { a: 1 } }] }],
+      input: [
+        {
+          role: "user",
+          type: "message",
+          content: [
+            { type: "input_text", text: "hi" },
+            { type: "input_json", data: { a: 1 } },
+          ],
+        },
+      ],
       questions: [
         { type: "predicate", instructions: "x", name: "p" },
         { type: "choice", instructions: [{ type: "input_text", text: "which?" }], choices: [{ value: true }, { value: "b", description: "bee" }] },
@@ -91,18 +103,27 @@ describe("the document", () => {
 
 describe("real responses match the document", () => {
   const CASES: [name: string, request: () => Promise<CapturedResponse>, status: number][] = [
-    ["200 (predicate, choice, score)", () => postDecisions(server, {
-      model: "gpt-6-luna",
-      input: "I was charged twice.",
-      questions: [
-        { type: "predicate", instructions: "Angry." },
-        { type: "choice", name: "c", instructions: "Topic?", choices: [{ value: "billing" }, { value: false }] },
-        { type: "score", instructions: "Urgency?", levels: [{ label: "low" }, { label: "high" }] },
-      ],
-    }), 200],
+    [
+      "200 (predicate, choice, score)",
+      () =>
+        postDecisions(server, {
+          model: "gpt-6-luna",
+          input: "I was charged twice.",
+          questions: [
+            { type: "predicate", instructions: "Angry." },
+            { type: "choice", name: "c", instructions: "Topic?", choices: [{ value: "billing" }, { value: false }] },
+            { type: "score", instructions: "Urgency?", levels: [{ label: "low" }, { label: "high" }] },
+          ],
+        }),
+      200,
+    ],
     ["200 (debiased: x_debias in the body)", () => postDecisions(server, { ...decisionsBody(1), x_debias: "canonical" }), 200],
     ["400 (not JSON)", () => postDecisions(server, "{oops"), 400],
-    ["400 (an image)", () => postDecisions(server, { ...decisionsBody(1), input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] }), 400],
+    [
+      "400 (an image)",
+      () => postDecisions(server, { ...decisionsBody(1), input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] }),
+      400,
+    ],
     ["400 (unknown model)", () => postDecisions(server, { ...decisionsBody(1), model: "gpt-4o" }), 400],
     ["401 (no key)", () => postDecisions(server, decisionsBody(1), { key: null }), 401],
     ["402 (no allowance, no balance)", () => postDecisions(poor, decisionsBody(1)), 402],

@@ -29,10 +29,20 @@ describe("answers in the Decisions format", () => {
       model: "gpt-6-luna",
       input: "I was charged twice for one order and nobody answers my emails.",
       questions: [
-        { type: "score", name: "urgency", instructions: "How urgent is it?", levels: [{ label: "low" }, { label: "medium", description: "this week" }, { label: "high" }] },
+        {
+          type: "score",
+          name: "urgency",
+          instructions: "How urgent is it?",
+          levels: [{ label: "low" }, { label: "medium", description: "this week" }, { label: "high" }],
+        },
         { type: "predicate", name: "angry", instructions: "The customer is angry." },
         { type: "choice", instructions: "Refund?", choices: [{ value: true, description: "refund now" }, { value: false }] },
-        { type: "choice", name: "topic", instructions: "What is it about?", choices: [{ value: "billing" }, { value: "tech", description: "a bug" }, { value: "account" }] },
+        {
+          type: "choice",
+          name: "topic",
+          instructions: "What is it about?",
+          choices: [{ value: "billing" }, { value: "tech", description: "a bug" }, { value: "account" }],
+        },
       ],
       safety_identifier: "user-17",
       prompt_cache_key: "support",
@@ -42,19 +52,40 @@ describe("answers in the Decisions format", () => {
     expect(Object.keys(body), show(response)).toEqual(["model", "answers", "usage"]);
     expect(body.model, show(response)).toBe(server.engine.modelId);
     const [score, angry, refund, topic] = body.answers;
-    expect(body.answers.map((a: any) => [a.type, a.name]), show(response)).toEqual([["score", "urgency"], ["predicate", "angry"], ["choice", null], ["choice", "topic"]]);
+    expect(
+      body.answers.map((a: any) => [a.type, a.name]),
+      show(response),
+    ).toEqual([
+      ["score", "urgency"],
+      ["predicate", "angry"],
+      ["choice", null],
+      ["choice", "topic"],
+    ]);
 
-    expect(score.probabilities.map((p: any) => [p.value, p.label]), show(response)).toEqual([[0, "low"], [1, "medium"], [2, "high"]]);
+    expect(
+      score.probabilities.map((p: any) => [p.value, p.label]),
+      show(response),
+    ).toEqual([
+      [0, "low"],
+      [1, "medium"],
+      [2, "high"],
+    ]);
     expect(sum(score.probabilities.map((p: any) => p.probability)), show(response)).toBeCloseTo(1, 12);
     expect(score.score, show(response)).toBeCloseTo(sum(score.probabilities.map((p: any) => p.value * p.probability)), 12);
     expect(angry.probability, show(response)).toBeGreaterThan(0);
     expect(angry.probability, show(response)).toBeLessThan(1);
 
-    expect(refund.probabilities.map((p: any) => p.value), show(response)).toEqual([true, false]);
+    expect(
+      refund.probabilities.map((p: any) => p.value),
+      show(response),
+    ).toEqual([true, false]);
     expect(typeof refund.choice, show(response)).toBe("boolean");
     const top = refund.probabilities.reduce((a: any, b: any) => (b.probability > a.probability ? b : a));
     expect(refund.choice, show(response)).toBe(top.value);
-    expect(topic.probabilities.map((p: any) => p.value), show(response)).toEqual(["billing", "tech", "account"]);
+    expect(
+      topic.probabilities.map((p: any) => p.value),
+      show(response),
+    ).toEqual(["billing", "tech", "account"]);
     expect(typeof topic.choice, show(response)).toBe("string");
     expect(sum(topic.probabilities.map((p: any) => p.probability)), show(response)).toBeCloseTo(1, 12);
     for (const answer of [score, refund, topic]) expect(answer.confidence, show(response)).toBeGreaterThanOrEqual(0);
@@ -87,8 +118,14 @@ describe("answers in the Decisions format", () => {
       ],
     });
     const [choice, score] = ok(response).answers;
-    expect(choice.probabilities.map((p: any) => p.value), show(response)).toEqual(values);
-    expect(score.probabilities.map((p: any) => p.label), show(response)).toEqual(Array.from({ length: 10 }, (_, i) => `level ${i}`));
+    expect(
+      choice.probabilities.map((p: any) => p.value),
+      show(response),
+    ).toEqual(values);
+    expect(
+      score.probabilities.map((p: any) => p.label),
+      show(response),
+    ).toEqual(Array.from({ length: 10 }, (_, i) => `level ${i}`));
   });
 });
 
@@ -106,7 +143,11 @@ describe("the same question through either route gets the same probabilities", (
     model: "gpt-6-luna",
     input: state,
     questions: [
-      { type: "choice", instructions: "Topic?", choices: [{ value: "billing", description: "money" }, { value: true }, { value: "tech", description: "a bug" }] },
+      {
+        type: "choice",
+        instructions: "Topic?",
+        choices: [{ value: "billing", description: "money" }, { value: true }, { value: "tech", description: "a bug" }],
+      },
       { type: "predicate", instructions: "The customer is angry." },
       { type: "score", instructions: "How urgent?", levels: [{ label: "low" }, { label: "high", description: "answer today" }] },
     ],
@@ -170,7 +211,15 @@ describe("billing and idempotency, as on /v1/systemone", () => {
     const second = await postDecisions(s, decisionsBody(1));
     const tokens = [ok(first).usage.input_tokens, ok(second).usage.input_tokens];
     expect([billingHeadersOf(first), billingHeadersOf(second)], `${show(first)}\n${show(second)}`).toEqual([
-      { "x-billed-to": "plan", "x-plan-usage": "100%", "x-balance-remaining": expectedEuros(10_000), "x-ratelimit-limit": "100", "x-ratelimit-remaining": "99", "x-ratelimit-reset": "60", "retry-after": null },
+      {
+        "x-billed-to": "plan",
+        "x-plan-usage": "100%",
+        "x-balance-remaining": expectedEuros(10_000),
+        "x-ratelimit-limit": "100",
+        "x-ratelimit-remaining": "99",
+        "x-ratelimit-reset": "60",
+        "retry-after": null,
+      },
       {
         "x-billed-to": "balance",
         "x-plan-usage": "100%",
@@ -182,7 +231,10 @@ describe("billing and idempotency, as on /v1/systemone", () => {
       },
     ]);
     const entries = (await billingState(s, s.accountId)).entries.filter((e) => e.kind !== "top_up");
-    expect(entries.map((e) => [e.kind, e.questions, e.inputTokens, e.amountMicro]), JSON.stringify(entries)).toEqual([
+    expect(
+      entries.map((e) => [e.kind, e.questions, e.inputTokens, e.amountMicro]),
+      JSON.stringify(entries),
+    ).toEqual([
       ["plan", 2, tokens[0], 0],
       ["charge", 1, tokens[1], -expectedCharge(tokens[1], 1_000_000)],
     ]);

@@ -11,7 +11,15 @@ import type { JudgmentRequest } from "../../services/judging/request.js";
 import { answerQuestions, judgingContext, pickModel, type JudgingRouteDeps } from "../judging.js";
 import { openAIErrorFormat, ParamError } from "./errors.js";
 import { DecisionsErrorBody, DecisionsInputJson, DecisionsInputText, DecisionsRequest, DecisionsResponse, DecisionsUserMessage } from "./schema.js";
-import { billedToHeader, errorResponses, judgingErrorDescriptions, judgingErrorHeaders, rateLimitHeaders, requestIdHeader, standingHeaders } from "../shared.schema.js";
+import {
+  billedToHeader,
+  errorResponses,
+  judgingErrorDescriptions,
+  judgingErrorHeaders,
+  rateLimitHeaders,
+  requestIdHeader,
+  standingHeaders,
+} from "../shared.schema.js";
 import { rateLimit } from "../../http/rate-limit.js";
 import { describeIssues } from "../systemone/route.js";
 

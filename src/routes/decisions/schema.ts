@@ -30,8 +30,7 @@ export const DecisionsUserMessage = z
     content: z.union([z.string(), z.array(z.union([DecisionsInputText, DecisionsInputJson]))]),
   })
   .openapi("DecisionsUserMessage", {
-    description:
-      "A user message. Images, developer/system/assistant messages and tool items are refused with 400 invalid_request, saying which.",
+    description: "A user message. Images, developer/system/assistant messages and tool items are refused with 400 invalid_request, saying which.",
   });
 
 /** Validated by mapping.ts (see above); documented as what is answered. */
@@ -41,12 +40,10 @@ const Parts = (description: string) =>
     anyOf: [{ type: "string" }, { type: "array", items: { anyOf: [ref("DecisionsInputText"), ref("DecisionsInputJson")] } }],
   });
 
-const Input = z
-  .union([z.string(), z.array(z.unknown())], { error: explain("must be a string or an array of user messages") })
-  .openapi({
-    description: "Text, or user messages whose parts are joined by a blank line (a lone JSON part is the state itself).",
-    anyOf: [{ type: "string" }, { type: "array", items: ref("DecisionsUserMessage") }],
-  });
+const Input = z.union([z.string(), z.array(z.unknown())], { error: explain("must be a string or an array of user messages") }).openapi({
+  description: "Text, or user messages whose parts are joined by a blank line (a lone JSON part is the state itself).",
+  anyOf: [{ type: "string" }, { type: "array", items: ref("DecisionsUserMessage") }],
+});
 
 const Instructions = Parts("The question: text, or text and JSON parts joined by a blank line.");
 const Name = z.string({ error: "name must be a string" }).nullish().openapi({ description: "Echoed in the answer (null when absent)." });
@@ -79,9 +76,12 @@ const ScoreQuestion = z
     instructions: Instructions,
     name: Name,
     levels: z
-      .array(z.object({ label: z.string({ error: explain("label must be a string") }), description: z.string({ error: "description must be a string" }).nullish() }), {
-        error: explain("levels must be an array of {label, description}, lowest first"),
-      })
+      .array(
+        z.object({ label: z.string({ error: explain("label must be a string") }), description: z.string({ error: "description must be a string" }).nullish() }),
+        {
+          error: explain("levels must be an array of {label, description}, lowest first"),
+        },
+      )
       .min(MIN_SCORE_LEVELS, { error: `score needs between ${MIN_SCORE_LEVELS} and ${MAX_SCORE_LEVELS} levels` })
       .max(MAX_SCORE_LEVELS, { error: `score needs between ${MIN_SCORE_LEVELS} and ${MAX_SCORE_LEVELS} levels` }),
   })

@@ -25,7 +25,10 @@ const client = (s: TestServer, options: { apiKey?: string; maxRetries?: number }
 
 /** Statuses of the POST /v1/decisions requests that reached `s`, in order, from its access log. */
 const decisionsStatuses = (s: TestServer): number[] =>
-  s.logLines.map((line) => JSON.parse(line)).filter((l) => l.message === "request" && l.path === "/v1/decisions").map((l) => l.status);
+  s.logLines
+    .map((line) => JSON.parse(line))
+    .filter((l) => l.message === "request" && l.path === "/v1/decisions")
+    .map((l) => l.status);
 
 /** The error a call rejects with (the test fails if it resolves). */
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -40,15 +43,29 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 describe("client.decisions.create against this server", () => {
   it("parses predicate, choice (string and boolean values, 255 options) and score answers", async () => {
     const values: (string | boolean)[] = Array.from({ length: 255 }, (_, i) => (i === 0 ? true : i === 1 ? false : `option ${i}`));
-    const { data: decision, response, request_id } = await client(server)
+    const {
+      data: decision,
+      response,
+      request_id,
+    } = await client(server)
       .decisions.create({
         model: "gpt-6-luna",
         input: [{ role: "user", content: [{ type: "input_text", text: "I was charged twice and want my money back." }] }],
         questions: [
           { type: "predicate", name: "angry", instructions: "The customer is angry." },
-          { type: "choice", name: "refund", instructions: "Should we refund?", choices: [{ value: true, description: "yes" }, { value: false }, { value: "later" }] },
+          {
+            type: "choice",
+            name: "refund",
+            instructions: "Should we refund?",
+            choices: [{ value: true, description: "yes" }, { value: false }, { value: "later" }],
+          },
           { type: "choice", name: "many", instructions: "Which option?", choices: values.map((value) => ({ value })) },
-          { type: "score", name: "urgency", instructions: "How urgent?", levels: [{ label: "low" }, { label: "medium" }, { label: "high", description: "today" }] },
+          {
+            type: "score",
+            name: "urgency",
+            instructions: "How urgent?",
+            levels: [{ label: "low" }, { label: "medium" }, { label: "high", description: "today" }],
+          },
         ],
       })
       .withResponse();
@@ -62,16 +79,32 @@ describe("client.decisions.create against this server", () => {
     expect([angry.name, refund.name, many.name, urgency.name]).toEqual(["angry", "refund", "many", "urgency"]);
     expect(angry.probability > 0 && angry.probability < 1, message).toBe(true);
 
-    expect(refund.probabilities.map((p) => p.value), message).toEqual([true, false, "later"]);
-    expect(refund.probabilities.map((p) => typeof p.value), message).toEqual(["boolean", "boolean", "string"]);
-    expect(many.probabilities.map((p) => p.value), message).toEqual(values);
+    expect(
+      refund.probabilities.map((p) => p.value),
+      message,
+    ).toEqual([true, false, "later"]);
+    expect(
+      refund.probabilities.map((p) => typeof p.value),
+      message,
+    ).toEqual(["boolean", "boolean", "string"]);
+    expect(
+      many.probabilities.map((p) => p.value),
+      message,
+    ).toEqual(values);
     for (const answer of [refund, many]) {
       expect(sum(answer.probabilities.map((p) => p.probability)), message).toBeCloseTo(1, 9);
       const top = answer.probabilities.reduce((a, b) => (b.probability > a.probability ? b : a));
       expect(answer.choice, message).toBe(top.value);
     }
 
-    expect(urgency.probabilities.map((p) => [p.value, p.label]), message).toEqual([[0, "low"], [1, "medium"], [2, "high"]]);
+    expect(
+      urgency.probabilities.map((p) => [p.value, p.label]),
+      message,
+    ).toEqual([
+      [0, "low"],
+      [1, "medium"],
+      [2, "high"],
+    ]);
     expect(urgency.score, message).toBeCloseTo(sum(urgency.probabilities.map((p) => p.value * p.probability)), 12);
     expect(decision.usage.input_tokens, message).toBeGreaterThan(0);
     expect(decision.usage.total_tokens, message).toBe(decision.usage.input_tokens);
@@ -95,7 +128,9 @@ describe("client.decisions.create against this server", () => {
 
   it("a wrong key is an AuthenticationError, not retried", async () => {
     const before = decisionsStatuses(server).length;
-    const error = await rejection(client(server, { apiKey: "sk-not-ours" }).decisions.create({ model: "gpt-6-luna", input: "x", questions: [{ type: "predicate", instructions: "x" }] }));
+    const error = await rejection(
+      client(server, { apiKey: "sk-not-ours" }).decisions.create({ model: "gpt-6-luna", input: "x", questions: [{ type: "predicate", instructions: "x" }] }),
+    );
     expect(error, String(error)).toBeInstanceOf(AuthenticationError);
     expect((error as AuthenticationError).code).toBe("invalid_api_key");
     expect(decisionsStatuses(server).slice(before)).toEqual([401]);
@@ -151,9 +186,15 @@ describe("502: the SDK retries a failed model, and nothing is charged", () => {
     const s = await startTestServer({ engine: evaluateFailsEngine() });
     try {
       const before = await moneyTables(s.database);
-      const error = await rejection(client(s, { maxRetries: 1 }).decisions.create({ model: "fault-model", input: "x", questions: [{ type: "predicate", instructions: "x" }] }));
+      const error = await rejection(
+        client(s, { maxRetries: 1 }).decisions.create({ model: "fault-model", input: "x", questions: [{ type: "predicate", instructions: "x" }] }),
+      );
       expect(error, String(error)).toBeInstanceOf(InternalServerError);
-      expect([(error as InternalServerError).status, (error as InternalServerError).code, (error as InternalServerError).type]).toEqual([502, "model_failed", "server_error"]);
+      expect([(error as InternalServerError).status, (error as InternalServerError).code, (error as InternalServerError).type]).toEqual([
+        502,
+        "model_failed",
+        "server_error",
+      ]);
       expect(decisionsStatuses(s)).toEqual([502, 502]);
       expect(await moneyTables(s.database)).toEqual(before);
     } finally {

@@ -12,9 +12,14 @@ const Engine = z
     slots: z.number().int().optional().openapi({ description: "States kept cached at once, where this service chooses." }),
     exactness: z
       .object({
-        mode: z.enum(["strict", "tolerant"]).openapi({ description: "JUDGE_EXACTNESS: strict = answers independent of caching and other traffic by construction; tolerant = batched, within `bound`." }),
+        mode: z.enum(["strict", "tolerant"]).openapi({
+          description: "JUDGE_EXACTNESS: strict = answers independent of caching and other traffic by construction; tolerant = batched, within `bound`.",
+        }),
         bound: z.number().openapi({ description: "The largest max |Δp| the start-up probe accepts." }),
-        measured: z.number().optional().openapi({ description: "The probe's max |Δp| (cached against fresh, alone against beside other traffic); absent until measured." }),
+        measured: z
+          .number()
+          .optional()
+          .openapi({ description: "The probe's max |Δp| (cached against fresh, alone against beside other traffic); absent until measured." }),
         backendMode: z.string().optional().openapi({ description: "The backend's own determinism setting, where it reports one." }),
       })
       .optional()
@@ -35,11 +40,11 @@ const ModelState = z
   })
   .openapi("ModelState");
 
-const Models = z.array(ModelState).optional().openapi({ description: "With JUDGE_MODELS: every served model's state, the default first. /health is 200 while the default model answers, whatever the others' states." });
+const Models = z.array(ModelState).optional().openapi({
+  description: "With JUDGE_MODELS: every served model's state, the default first. /health is 200 while the default model answers, whatever the others' states.",
+});
 
-const Health = z
-  .object({ status: z.literal("ok"), model: z.string(), upstream: z.literal("ok"), engine: Engine, models: Models })
-  .openapi("Health");
+const Health = z.object({ status: z.literal("ok"), model: z.string(), upstream: z.literal("ok"), engine: Engine, models: Models }).openapi("Health");
 
 const Part = z.object({
   name: z.string().openapi({ description: "Which part: the model file, the database (engine and location, no password) or Redis." }),
@@ -69,8 +74,16 @@ const route = createRoute({
   path: "/health",
   summary: "Whether the service can answer right now",
   responses: {
-    200: { description: "The model, the database and (if configured) Redis all answer.", headers: requestIdHeader, content: { "application/json": { schema: Health } } },
-    503: { description: "The model is loading or broken, or the database or Redis is unreachable.", headers: requestIdHeader, content: { "application/json": { schema: Unhealthy } } },
+    200: {
+      description: "The model, the database and (if configured) Redis all answer.",
+      headers: requestIdHeader,
+      content: { "application/json": { schema: Health } },
+    },
+    503: {
+      description: "The model is loading or broken, or the database or Redis is unreachable.",
+      headers: requestIdHeader,
+      content: { "application/json": { schema: Unhealthy } },
+    },
   },
 });
 

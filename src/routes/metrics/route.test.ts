@@ -64,7 +64,10 @@ describe("GET /metrics with the admin token", () => {
     const balancePaid = await send(b, TINY_JUDGMENT, idempotent); // 200, balance
     const replay = await send(b, TINY_JUDGMENT, idempotent); // 200, replayed: billed once
     const everything = responses.map((r) => show(r)).join("\n");
-    expect(responses.map((r) => r.status), everything).toEqual([200, 402, 400, 400, 400, 429, 401, 200, 200]);
+    expect(
+      responses.map((r) => r.status),
+      everything,
+    ).toEqual([200, 402, 400, 400, 400, 429, 401, 200, 200]);
     expect(replay.headers.get("idempotent-replayed"), show(replay)).toBe("true");
     const duplicate = await adminCall(server, "POST", "/admin/v1/plans", {
       body: { name: "metrics A", requests_per_minute: 1, allowance_questions: 1, price_per_million: "1" },
@@ -74,7 +77,13 @@ describe("GET /metrics with the admin token", () => {
     const after = await scrape();
     const moved = mover(before, after);
     const report = `${everything}\n${show(duplicate)}`;
-    for (const [status, count] of [["200", 3], ["402", 1], ["400", 3], ["429", 1], ["401", 1]] as const) {
+    for (const [status, count] of [
+      ["200", 3],
+      ["402", 1],
+      ["400", 3],
+      ["429", 1],
+      ["401", 1],
+    ] as const) {
       const { name, labels } = judgments({ status });
       expect(moved(name, labels), `${status}\n${report}`).toBe(count);
     }
@@ -180,4 +189,3 @@ describe("JUDGE_METRICS_PORT", () => {
     }
   });
 });
-

@@ -8,13 +8,15 @@ import { MODEL_ALIASES } from "../systemone/route.js";
 
 const ModelList = z
   .object({
-    models: z.array(
-      z.object({
-        name: z.string(),
-        description: z.string(),
-        release_date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
-      }),
-    ).openapi({ description: "The ecosystem's shape (@typesafe-ai/sdk reads it)." }),
+    models: z
+      .array(
+        z.object({
+          name: z.string(),
+          description: z.string(),
+          release_date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+        }),
+      )
+      .openapi({ description: "The ecosystem's shape (@typesafe-ai/sdk reads it)." }),
     object: z.literal("list").openapi({ description: "OpenAI's shape, beside it (the openai SDK reads `data`)." }),
     data: z.array(
       z.object({
@@ -32,7 +34,11 @@ const route = createRoute({
   path: "/v1/models",
   summary: "The model this server answers with, and the names it accepts for it",
   responses: {
-    200: { description: "Model names accepted in the request's `model` field.", headers: requestIdHeader, content: { "application/json": { schema: ModelList } } },
+    200: {
+      description: "Model names accepted in the request's `model` field.",
+      headers: requestIdHeader,
+      content: { "application/json": { schema: ModelList } },
+    },
   },
 });
 

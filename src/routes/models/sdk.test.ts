@@ -29,7 +29,10 @@ describe("GET /v1/models in both shapes", () => {
     const models = [];
     for await (const model of client.models.list()) models.push(model);
     const message = JSON.stringify(models);
-    expect(models.map((m) => m.id), message).toEqual(everyName());
+    expect(
+      models.map((m) => m.id),
+      message,
+    ).toEqual(everyName());
     for (const model of models) {
       expect(model.object, message).toBe("model");
       expect(Number.isInteger(model.created) && model.created > 1_700_000_000, message).toBe(true);
@@ -41,7 +44,10 @@ describe("GET /v1/models in both shapes", () => {
     const client = new TypeSafeClient({ apiKey: server.key, baseURL: server.url, logLevel: "off" });
     const models = await client.models.list();
     const message = JSON.stringify(models);
-    expect(models.map((m) => m.name), message).toEqual(everyName());
+    expect(
+      models.map((m) => m.name),
+      message,
+    ).toEqual(everyName());
     for (const model of models) expect(model.release_date, message).toMatch(/^\d{4}-\d{2}-\d{2}$/);
   });
 
@@ -53,6 +59,9 @@ describe("GET /v1/models in both shapes", () => {
     });
     expect(decisions.status, show(decisions)).toBe(200);
     const list = await call(server.url, "/v1/models");
-    expect(list.json.data.map((m: { id: string }) => m.id), show(list)).toEqual(list.json.models.map((m: { name: string }) => m.name));
+    expect(
+      list.json.data.map((m: { id: string }) => m.id),
+      show(list),
+    ).toEqual(list.json.models.map((m: { name: string }) => m.name));
   });
 });

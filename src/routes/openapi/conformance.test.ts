@@ -30,7 +30,7 @@ afterAll(async () => {
   await Promise.all([server, failing, unavailable, loading, failed].map((s) => s?.close()));
 });
 
-const choice = { type: "choice", instructions: "Which team?", criteria: { billing: "money", "tech 🛠": null, "계정": "account" } };
+const choice = { type: "choice", instructions: "Which team?", criteria: { billing: "money", "tech 🛠": null, 계정: "account" } };
 const noul = { type: "noul", instructions: "The customer is angry." };
 const score = { type: "score", instructions: "How urgent?", criteria: ["not", "somewhat", "very"] };
 const valid = { model: "jev-latest", state: "I was charged twice!", questions: { c: choice, n: noul, s: score } };
@@ -38,22 +38,37 @@ const valid = { model: "jev-latest", state: "I was charged twice!", questions: {
 /** name → how to get the real response and the status it must have. */
 const CASES: [name: string, request: () => Promise<CapturedResponse>, status: number][] = [
   ["POST /v1/systemone 200 (choice, noul, score)", () => postJudgment(server, valid), 200],
-  ["POST /v1/systemone 200 (10 levels, 255 options)", () => postJudgment(server, {
-    questions: {
-      s: { ...score, criteria: Array.from({ length: 10 }, (_, i) => `level ${i}`) },
-      c: { ...choice, criteria: Object.fromEntries(Array.from({ length: 255 }, (_, i) => [`o${i}`, `option ${i}`])) },
-    },
-  }), 200],
+  [
+    "POST /v1/systemone 200 (10 levels, 255 options)",
+    () =>
+      postJudgment(server, {
+        questions: {
+          s: { ...score, criteria: Array.from({ length: 10 }, (_, i) => `level ${i}`) },
+          c: { ...choice, criteria: Object.fromEntries(Array.from({ length: 255 }, (_, i) => [`o${i}`, `option ${i}`])) },
+        },
+      }),
+    200,
+  ],
   ["POST /v1/systemone 400 (not JSON)", () => postJudgment(server, "{oops"), 400],
   ["POST /v1/systemone 400 (empty questions)", () => postJudgment(server, { questions: {} }), 400],
   ["POST /v1/systemone 400 (unknown model)", () => postJudgment(server, { ...valid, model: "gpt-4o" }), 400],
-  ["POST /v1/systemone 400 (too many questions)", () => postJudgment(server, {
-    questions: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`q${i}`, noul])),
-  }), 400],
-  ["POST /v1/systemone 400 (over the context budget)", () => postJudgment(server, {
-    state: Array.from({ length: 12_000 }, (_, i) => `w${i * 7919 % 10007}`).join(" "),
-    questions: { n: noul },
-  }), 400],
+  [
+    "POST /v1/systemone 400 (too many questions)",
+    () =>
+      postJudgment(server, {
+        questions: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`q${i}`, noul])),
+      }),
+    400,
+  ],
+  [
+    "POST /v1/systemone 400 (over the context budget)",
+    () =>
+      postJudgment(server, {
+        state: Array.from({ length: 12_000 }, (_, i) => `w${(i * 7919) % 10007}`).join(" "),
+        questions: { n: noul },
+      }),
+    400,
+  ],
   ["POST /v1/systemone 401 (no key)", () => postJudgment(server, valid, { key: null }), 401],
   ["POST /v1/systemone 401 (unknown key)", () => postJudgment(server, valid, { key: "tjs_" + "k".repeat(40) }), 401],
   ["POST /v1/systemone 413 (over 256 KB)", () => postJudgment(server, { ...valid, padding: "x".repeat(256 * 1024) }), 413],
@@ -106,7 +121,13 @@ describe("the conformance check itself", () => {
     expect(() => conformance.check(fake("/v1/systemone", "POST", 401, { error: "no key", code: "missing_api_key" }))).toThrow(/detail/);
     const unknownType = { error: "no key", code: "missing_api_key", detail: { error_type: "auth_error", message: "no key" } };
     expect(() => conformance.check(fake("/v1/systemone", "POST", 401, unknownType))).toThrow(/error_type/);
-    const healthWithout = { error: "loading", code: "service_unavailable", status: "loading", model: "m", parts: { model: { name: "m", ok: false }, database: { name: "d", ok: true } } };
+    const healthWithout = {
+      error: "loading",
+      code: "service_unavailable",
+      status: "loading",
+      model: "m",
+      parts: { model: { name: "m", ok: false }, database: { name: "d", ok: true } },
+    };
     expect(() => conformance.check(fake("/health", "GET", 503, healthWithout))).toThrow(/detail/);
   });
 

@@ -90,7 +90,10 @@ describe("GET /openapi.json", () => {
   it("lists the public error codes and none that only the admin API returns", () => {
     const codes: string[] = doc.components?.schemas?.Error?.properties?.code?.enum ?? [];
     expect(codes, pretty()).toEqual(expect.arrayContaining(["invalid_request", "insufficient_funds", "rate_limited"]));
-    expect(codes.filter((code) => ["account_not_found", "plan_not_found", "key_not_found", "plan_exists"].includes(code)), pretty()).toEqual([]);
+    expect(
+      codes.filter((code) => ["account_not_found", "plan_not_found", "key_not_found", "plan_exists"].includes(code)),
+      pretty(),
+    ).toEqual([]);
   });
 
   it("describes the bearer security scheme, required by POST /v1/systemone only", () => {
@@ -109,7 +112,10 @@ describe("GET /openapi.json", () => {
     expect(body?.required, pretty()).toBe(true);
     const schema = body?.content?.["application/json"]?.schema;
     expect(schema, pretty()).toBeTruthy();
-    const conformance = openApiConformance({ ...doc, paths: { "/request": { post: { responses: { 200: { description: "", content: { "application/json": { schema } } } } } } } });
+    const conformance = openApiConformance({
+      ...doc,
+      paths: { "/request": { post: { responses: { 200: { description: "", content: { "application/json": { schema } } } } } } },
+    });
     const validate = conformance.validatorFor("/request", "post", 200);
     const good = {
       model: "jev-latest",
@@ -122,7 +128,9 @@ describe("GET /openapi.json", () => {
     };
     expect(validate(good), JSON.stringify(validate.errors)).toBe(true);
     expect(validate({ state: "no questions" }), "a body without questions must not validate").toBe(false);
-    expect(validate({ questions: { s: { type: "score", instructions: "x", criteria: { 0: "low" } } } }), "score criteria as an object must not validate").toBe(false);
+    expect(validate({ questions: { s: { type: "score", instructions: "x", criteria: { 0: "low" } } } }), "score criteria as an object must not validate").toBe(
+      false,
+    );
   });
 
   it("documents error bodies with a string `error` for every error status", () => {
@@ -143,9 +151,12 @@ describe("GET /openapi.json", () => {
     expect(detail?.required, pretty()).toEqual(["error_type", "message"]);
     const publicCodes = doc.components.schemas.Error.properties.code.enum as ErrorCode[];
     expect([...detail.properties.error_type.enum].sort(), pretty()).toEqual([...new Set(publicCodes.map((code) => ERROR_TYPE[code]))].sort());
-    expect(detail.properties.error_type.enum, pretty()).toEqual(expect.arrayContaining(["authentication_error", "api_usage_error", "billing_error", "max_tokens_exceeded"]));
+    expect(detail.properties.error_type.enum, pretty()).toEqual(
+      expect.arrayContaining(["authentication_error", "api_usage_error", "billing_error", "max_tokens_exceeded"]),
+    );
     // The mapping is written out for people: every code appears after its own type.
-    for (const code of publicCodes) expect(detail.properties.error_type.description, pretty()).toMatch(new RegExp(`${ERROR_TYPE[code]}: [a-z_, ]*\\b${code}\\b`));
+    for (const code of publicCodes)
+      expect(detail.properties.error_type.description, pretty()).toMatch(new RegExp(`${ERROR_TYPE[code]}: [a-z_, ]*\\b${code}\\b`));
     const unhealthy = doc.components.schemas.Unhealthy;
     expect(unhealthy.required, pretty()).toEqual(expect.arrayContaining(["error", "code", "detail"]));
     expect(unhealthy.properties.detail.properties.error_type.enum, pretty()).toEqual(["api_error"]);

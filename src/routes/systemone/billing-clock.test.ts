@@ -84,7 +84,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       expect(usage(atBoundary), `at the boundary\n${show(atBoundary)}`).toEqual([200, "plan", "50%"]);
 
       const state = await billingState(s, s.accountId);
-      expect(state.entries.map((e) => [e.questions, e.periodStart]), JSON.stringify(state)).toEqual([
+      expect(
+        state.entries.map((e) => [e.questions, e.periodStart]),
+        JSON.stringify(state),
+      ).toEqual([
         [1, JAN_31],
         [3, JAN_31],
         [2, FEB_28],
@@ -112,7 +115,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       const february = await postJudgment(s, judgmentBody(1));
       expect(usage(february), show(february)).toEqual([200, "plan", "25%"]);
       const state = await billingState(s, s.accountId);
-      expect(state.entries.map((e) => [e.questions, e.periodStart]), JSON.stringify(state)).toEqual([
+      expect(
+        state.entries.map((e) => [e.questions, e.periodStart]),
+        JSON.stringify(state),
+      ).toEqual([
         [1, JAN_31],
         [2, JAN_31],
         [1, FEB_28],

@@ -79,7 +79,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       }
       const state = await billingState(s, s.accountId);
       expect(state, JSON.stringify(state)).toMatchObject({ used: k * q, reserved: 0, balanceMicro: 0, reservedMicro: 0 });
-      expect(state.entries.map((e) => [e.kind, e.questions]), JSON.stringify(state)).toEqual(Array(k).fill(["plan", q]));
+      expect(
+        state.entries.map((e) => [e.kind, e.questions]),
+        JSON.stringify(state),
+      ).toEqual(Array(k).fill(["plan", q]));
       expect(await s.services.ledger.check()).toMatchObject({ ok: true });
     });
 
@@ -90,13 +93,19 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       const message = showAll(responses);
       expect(byStatus(responses), message).toEqual({ 200: limit, 429: N - limit });
       const passed = responses.filter((r) => r.status !== 429).map((r) => Number(r.headers.get("x-ratelimit-remaining")));
-      expect(passed.sort((a, b) => a - b), message).toEqual(Array.from({ length: limit }, (_, i) => i));
+      expect(
+        passed.sort((a, b) => a - b),
+        message,
+      ).toEqual(Array.from({ length: limit }, (_, i) => i));
       for (const r of responses.filter((r) => r.status === 429)) {
         expectErrorResponse(r, 429, "rate_limited");
         expect(billingHeadersOf(r), show(r)).toMatchObject({ "x-ratelimit-remaining": "0", "retry-after": "60", "x-ratelimit-reset": "60" });
       }
       const state = await billingState(s, s.accountId);
-      expect(state.entries.filter((e) => e.kind === "charge"), JSON.stringify(state)).toHaveLength(limit);
+      expect(
+        state.entries.filter((e) => e.kind === "charge"),
+        JSON.stringify(state),
+      ).toHaveLength(limit);
       expect(await s.services.ledger.check()).toMatchObject({ ok: true });
     });
   });

@@ -100,7 +100,10 @@ describe.each(STORE_ENGINES)("on %s", (storeEngine) => {
         const next = await postJudgment(s, judgmentBody(2));
         expect(next.status, show(next)).toBe(200);
         const after = await billingState(s, s.accountId);
-        expect(after.entries.filter((e) => e.kind !== "top_up"), JSON.stringify(after)).toHaveLength(1);
+        expect(
+          after.entries.filter((e) => e.kind !== "top_up"),
+          JSON.stringify(after),
+        ).toHaveLength(1);
         expect(await s.services.ledger.check()).toMatchObject({ ok: true });
       });
     }

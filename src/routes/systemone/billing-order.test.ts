@@ -104,7 +104,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       ];
       for (const response of unauthenticated) {
         expect(response.status, show(response)).toBe(401);
-        expect(Object.values(billingHeadersOf(response)).filter((v) => v !== null), show(response)).toEqual([]);
+        expect(
+          Object.values(billingHeadersOf(response)).filter((v) => v !== null),
+          show(response),
+        ).toEqual([]);
       }
       for (const caller of [s, other]) {
         const first = await postJudgment(caller, judgmentBody(1));

@@ -80,9 +80,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       expect(await s.services.ledger.check()).toMatchObject({ ok: true });
       const ids = [r1, r2, r3, r4, refused].map((r) => r.headers.get("x-request-id"));
       expect(new Set(ids).size, ids.join()).toBe(5);
-      expect(state.entries.filter((e) => e.kind !== "top_up").map((e) => e.requestId), "ledger entries name their request").toEqual(
-        ids.slice(0, 4),
-      );
+      expect(
+        state.entries.filter((e) => e.kind !== "top_up").map((e) => e.requestId),
+        "ledger entries name their request",
+      ).toEqual(ids.slice(0, 4));
     });
 
     it("x-plan-usage is the whole percent used after the request, rounded down", async () => {
@@ -125,9 +126,7 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
       for (let i = 0; i < 6; i++) {
         const refused = await postJudgment(s, judgmentBody(1), { key: second.key });
         expectErrorResponse(refused, 401, "invalid_api_key");
-        expect(billingHeadersOf(refused), show(refused)).toEqual(
-          Object.fromEntries(Object.keys(billingHeadersOf(refused)).map((name) => [name, null])),
-        );
+        expect(billingHeadersOf(refused), show(refused)).toEqual(Object.fromEntries(Object.keys(billingHeadersOf(refused)).map((name) => [name, null])));
       }
       expect(await moneyTables(s.database)).toEqual(before);
       const still = ok(await postJudgment(s, judgmentBody(1)));

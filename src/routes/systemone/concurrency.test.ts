@@ -193,11 +193,14 @@ describe("while the model is busy (evaluation stalled by fault injection)", () =
     expect(nextDone.body.answers, show({ expectedNext, nextDone })).toEqual(expectedNext);
 
     // And the server keeps answering everything correctly afterwards.
-    for (const [i, request] of [[2, aborted], [3, next]] as const) {
+    for (const [i, request] of [
+      [2, aborted],
+      [3, next],
+    ] as const) {
       const again = await judge(server, request);
       expect(again.status, show({ i, again, log: server.logLines.slice(logLinesBefore) })).toBe(200);
     }
-    expect((await answersOf(server, next)), "next request after recovery").toEqual(expectedNext);
+    expect(await answersOf(server, next), "next request after recovery").toEqual(expectedNext);
   });
 
   it("a request whose client disconnected still leaves its access-log line", async () => {

@@ -188,12 +188,18 @@ describe("through the System One gateway, which has no tokenizer", () => {
     expect(response.json.x_debias, show(response)).toEqual({ mode: "shift", presentations_read: 8, presentations: 8 });
 
     const rounds = (await billingState(upstream, upstream.accountId)).entries.filter((e) => e.kind === "plan");
-    expect(rounds.map((e) => e.questions), JSON.stringify(rounds)).toEqual([2, 1, 1, 1, 1, 1, 1]);
+    expect(
+      rounds.map((e) => e.questions),
+      JSON.stringify(rounds),
+    ).toEqual([2, 1, 1, 1, 1, 1, 1]);
     const reported = rounds.reduce((sum, e) => sum + e.inputTokens, 0);
     const hold = (await engine.prepare(buildPrompt(STATE, presentations(questions.topic as Question, "shift")))).inputTokens;
     expect(response.json.usage.input_tokens, show(response, `upstream reported ${reported}, hold ${hold}`)).toBe(Math.min(reported, hold));
     const charge = (await billingState(gateway, gateway.accountId)).entries.find((e) => e.kind === "charge");
-    expect(charge, show(response)).toMatchObject({ amountMicro: -expectedCharge(response.json.usage.input_tokens, price), inputTokens: response.json.usage.input_tokens });
+    expect(charge, show(response)).toMatchObject({
+      amountMicro: -expectedCharge(response.json.usage.input_tokens, price),
+      inputTokens: response.json.usage.input_tokens,
+    });
   });
 });
 
@@ -252,7 +258,9 @@ describe("refusals", () => {
     ok(await postJudgment(s, { state: STATE, questions, x_debias: "canonical" }));
     const response = await postJudgment(s, { state: STATE, questions, x_debias: "shift" });
     expectErrorResponse(response, 400, "over_budget");
-    expect(response.json.error, show(response)).toMatch(/over the limit of \d+ per request \(x_debias "shift" counts each question once per presentation: 8 for 1 question\)$/);
+    expect(response.json.error, show(response)).toMatch(
+      /over the limit of \d+ per request \(x_debias "shift" counts each question once per presentation: 8 for 1 question\)$/,
+    );
   });
 });
 

@@ -126,7 +126,10 @@ describe("the database goes away (PostgreSQL)", () => {
     const healthy = await health(s);
     expect(healthy.status, show(healthy)).toBe(200);
     const state = await billingState(s, s.accountId);
-    expect(state.entries.map((e) => e.kind), JSON.stringify(state)).toEqual(["plan", "plan"]);
+    expect(
+      state.entries.map((e) => e.kind),
+      JSON.stringify(state),
+    ).toEqual(["plan", "plan"]);
     expect(state.entries[1].requestId, show(back)).toBe(back.headers.get("x-request-id"));
     expect(await s.services.ledger.check()).toMatchObject({ ok: true });
     const log = s.logLines.join("\n");
@@ -253,14 +256,15 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
 
       // All at once, for another account: 3L requests spread over both instances.
       const other = await addTestAccount(b.services, { plan: { requestsPerMinute: L } });
-      const burst = await Promise.all(
-        Array.from({ length: 3 * L }, (_, i) => postJudgment({ url: [a, b][i % 2].url, key: other.key }, judgmentBody(1))),
-      );
+      const burst = await Promise.all(Array.from({ length: 3 * L }, (_, i) => postJudgment({ url: [a, b][i % 2].url, key: other.key }, judgmentBody(1))));
       const message = burst.map((r) => show(r)).join("\n");
       expect(burst.filter((r) => r.status === 200).length, message).toBe(L);
       for (const r of burst.filter((r) => r.status !== 200)) limited(r);
       const passed = burst.filter((r) => r.status === 200).map((r) => Number(r.headers.get("x-ratelimit-remaining")));
-      expect(passed.sort((x, y) => x - y), message).toEqual(Array.from({ length: L }, (_, i) => i));
+      expect(
+        passed.sort((x, y) => x - y),
+        message,
+      ).toEqual(Array.from({ length: L }, (_, i) => i));
       const charged = await Promise.all([a.accountId, other.accountId].map(async (id) => (await billingState(a, id)).entries.length));
       expect(charged, "one ledger entry per answer, on each account").toEqual([L, L]);
       expect((await database.dump()).rate_windows).toEqual([]);

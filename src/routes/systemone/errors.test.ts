@@ -44,7 +44,7 @@ const BAD_REQUESTS: [name: string, body: unknown, code: string][] = [
   ["a JSON array", [ask(yesNo)], "invalid_request"],
   ["a JSON number", 42, "invalid_request"],
   ["JSON null", null, "invalid_request"],
-  ["a JSON string", "\"questions\"", "invalid_request"],
+  ["a JSON string", '"questions"', "invalid_request"],
   ["missing questions", { state: "a state" }, "invalid_request"],
   ["empty questions", { state: "a state", questions: {} }, "invalid_request"],
   ["questions as an array", { questions: [yesNo] }, "invalid_request"],

@@ -9,8 +9,7 @@ import { expectErrorResponse } from "../../testing/route-assertions.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 const withKey = (caller: Caller, body: unknown, key: string) => postJudgment(caller, body, { headers: { "idempotency-key": key } });
-const charges = async (s: BillingServer, accountId = s.accountId) =>
-  (await billingState(s, accountId)).entries.filter((e) => e.kind === "charge");
+const charges = async (s: BillingServer, accountId = s.accountId) => (await billingState(s, accountId)).entries.filter((e) => e.kind === "charge");
 
 function expectReplayOf(replay: CapturedResponse, first: CapturedResponse) {
   const message = `${show(first, "first:")}\n${show(replay, "replay:")}`;
@@ -53,8 +52,7 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     unavailable = false;
   });
 
-  const server = (balanceMicro = 1_000_000) =>
-    billing.server({ engine: flaky, plan: { allowanceQuestions: 0, pricePerMillion: 1_000_000 }, balanceMicro });
+  const server = (balanceMicro = 1_000_000) => billing.server({ engine: flaky, plan: { allowanceQuestions: 0, pricePerMillion: 1_000_000 }, balanceMicro });
 
   describe("Idempotency-Key", () => {
     it("a retry with the same key and body gets the stored response, is not charged again and does not run the model", async () => {

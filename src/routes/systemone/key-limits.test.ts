@@ -55,7 +55,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     let finished = 0;
     const pending = Promise.all(Array.from({ length: N }, () => postJudgment(client, body).finally(() => finished++)));
     try {
-      await waitFor(() => stall.waiting === k && finished === N - k, () => `${stall.waiting} at the model, ${finished} answered`);
+      await waitFor(
+        () => stall.waiting === k && finished === N - k,
+        () => `${stall.waiting} at the model, ${finished} answered`,
+      );
       const [held] = await s.services.keys.list({ accountId: s.accountId }).then((keys) => keys.filter((r) => r.id === key.id));
       expect([held.heldMicro, held.spentMicro], JSON.stringify(held)).toEqual([k * charge, 0]);
     } finally {
@@ -103,7 +106,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     const responses: CapturedResponse[] = [];
     for (let i = 0; i < 3; i++) responses.push(await postJudgment(client, judgmentBody(1)));
     const message = responses.map((r) => show(r)).join("\n");
-    expect(responses.map((r) => r.status), message).toEqual([200, 200, 429]);
+    expect(
+      responses.map((r) => r.status),
+      message,
+    ).toEqual([200, 200, 429]);
     expect(responses[0].headers.get("x-ratelimit-limit"), message).toBe("2");
     expectErrorResponse(responses[2], 429, "rate_limited");
     expect(responses[2].json.error, message).toMatch(/^this key's own rate limit of 2 requests per minute reached; retry in \d+ s$/);
@@ -114,7 +120,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     const others = [];
     for (let i = 0; i < 3; i++) others.push(await postJudgment(s, judgmentBody(1)));
     const more = others.map((r) => show(r)).join("\n");
-    expect(others.map((r) => r.status), more).toEqual([200, 200, 429]);
+    expect(
+      others.map((r) => r.status),
+      more,
+    ).toEqual([200, 200, 429]);
     expect(others[2].json.error, more).toMatch(/^the plan's rate limit of 5 requests per minute reached/);
 
     // Cleared, the key is back to the plan's limit alone (which is spent for this minute).

@@ -19,7 +19,10 @@ afterAll(async () => {
 const HUGE = {
   state: "s",
   questions: Object.fromEntries(
-    Array.from({ length: 64 }, (_, q) => [`q${q}`, { type: "choice", instructions: "Which?", criteria: Object.fromEntries(Array.from({ length: 255 }, (_, i) => [`o${i}`, "desc"])) }]),
+    Array.from({ length: 64 }, (_, q) => [
+      `q${q}`,
+      { type: "choice", instructions: "Which?", criteria: Object.fromEntries(Array.from({ length: 255 }, (_, i) => [`o${i}`, "desc"])) },
+    ]),
   ),
 };
 

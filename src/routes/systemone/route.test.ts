@@ -1,12 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  call,
-  postJudgment,
-  referenceChoiceConfidence,
-  referenceScoreConfidence,
-  show,
-  type CapturedResponse,
-} from "../../testing/http-client.js";
+import { call, postJudgment, referenceChoiceConfidence, referenceScoreConfidence, show, type CapturedResponse } from "../../testing/http-client.js";
 import { expectErrorResponse, expectRequestId, own, record } from "../../testing/route-assertions.js";
 import { startTestServer, type TestServer } from "../../testing/server.js";
 
@@ -39,9 +32,7 @@ const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
 function expectProbabilities(probabilities: unknown, keys: string[], message: string): number[] {
   expect(probabilities, message).toBeTypeOf("object");
-  expect(Object.keys(probabilities as object).sort(), `probabilities must be keyed exactly by ${JSON.stringify(keys)}\n${message}`).toEqual(
-    [...keys].sort(),
-  );
+  expect(Object.keys(probabilities as object).sort(), `probabilities must be keyed exactly by ${JSON.stringify(keys)}\n${message}`).toEqual([...keys].sort());
   const values = keys.map((key) => own(probabilities, key));
   for (const p of values) {
     expect(typeof p === "number" && Number.isFinite(p) && p >= 0 && p <= 1, `probability ${p} not a number in [0, 1]\n${message}`).toBe(true);
@@ -135,7 +126,10 @@ describe("POST /v1/systemone answers", () => {
   });
 
   it('a question id "__proto__" comes back as an answer keyed "__proto__"', async () => {
-    const questions = record<Q>([["__proto__", choice(["yes", "no"])], ["other", noul]]);
+    const questions = record<Q>([
+      ["__proto__", choice(["yes", "no"])],
+      ["other", noul],
+    ]);
     const response = await postJudgment(server, { state: STATE, questions });
     expect(response.text, show(response)).toContain('"__proto__":{"type":"choice"');
     expectJudgment(response, questions);
@@ -186,7 +180,10 @@ describe("x-request-id", () => {
     const ids = responses.map((response) => expectRequestId(response));
     const all = responses.map((response) => show(response)).join("\n\n");
     expect(new Set(ids).size, `request ids repeat: ${ids.join(", ")}\n${all}`).toBe(ids.length);
-    expect(responses.map((r) => r.status), all).toEqual([200, 200, 400, 400, 401, 401, 200, 200, 200, 404]);
+    expect(
+      responses.map((r) => r.status),
+      all,
+    ).toEqual([200, 200, 400, 400, 401, 401, 200, 200, 200, 404]);
   });
 });
 

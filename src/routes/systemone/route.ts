@@ -107,9 +107,7 @@ export function parseJudgmentRequest(body: unknown, deps: Pick<JudgingRouteDeps,
 /** "questions["q 1"].criteria: choice needs between 2 and 255 options" — the first few issues. */
 export function describeIssues(error: z.ZodError): string {
   const parts = error.issues.slice(0, 3).map((issue) => {
-    const where = issue.path
-      .map((p, i) => (typeof p === "string" && /^[A-Za-z_][\w]*$/.test(p) ? (i === 0 ? p : `.${p}`) : `[${JSON.stringify(p)}]`))
-      .join("");
+    const where = issue.path.map((p, i) => (typeof p === "string" && /^[A-Za-z_][\w]*$/.test(p) ? (i === 0 ? p : `.${p}`) : `[${JSON.stringify(p)}]`)).join("");
     return where ? `${where}: ${issue.message}` : issue.message;
   });
   const more = error.issues.length > 3 ? ` (and ${error.issues.length - 3} more)` : "";

@@ -29,11 +29,14 @@ export const JudgmentRequest = z
     model: z.string({ error: "model must be a string" }).optional().openapi({
       description: "jev-latest, jev-preview or the served model's id; any other name is rejected.",
     }),
-    include_logits: z.boolean({ error: "include_logits must be true or false" }).optional().openapi({
-      description:
-        "Extension of this server: when true, every answer also carries `logits`, the model's raw " +
-        "uncalibrated log-probability of each label (for calibration tools).",
-    }),
+    include_logits: z
+      .boolean({ error: "include_logits must be true or false" })
+      .optional()
+      .openapi({
+        description:
+          "Extension of this server: when true, every answer also carries `logits`, the model's raw " +
+          "uncalibrated log-probability of each label (for calibration tools).",
+      }),
     x_diagnostics: DiagnosticsFlag,
     x_calibration: CalibrationMode,
     x_debias: z

@@ -85,7 +85,14 @@ export async function planDebiased(
   });
   const owner = expansions.flatMap((e, i) => e.shown.map(() => i));
   try {
-    const prepared = await prepare(buildPrompt(state, expansions.flatMap((e) => e.shown), style, numberTexts));
+    const prepared = await prepare(
+      buildPrompt(
+        state,
+        expansions.flatMap((e) => e.shown),
+        style,
+        numberTexts,
+      ),
+    );
     return { mode, state, numberTexts, style, expansions, prepared };
   } catch (error) {
     if (!(error instanceof BudgetError) && !(error instanceof UpstreamLimitError)) throw error;

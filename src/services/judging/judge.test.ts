@@ -158,7 +158,7 @@ describe.each(STORE_ENGINES)("judge(): hold, settle and refusals on %s", (storeE
     const fixture = await stores.open({ balanceMicro: 1_000_000 });
     const client = new AbortController();
     const { engine } = fakeEngine("m1");
-    const leaving: JudgmentEngine = { ...engine, evaluate: async (...args) => ((client.abort(), await engine.evaluate(...args))) };
+    const leaving: JudgmentEngine = { ...engine, evaluate: async (...args) => (client.abort(), await engine.evaluate(...args)) };
     const asked = await request(fixture, [choice(leaving, "m1")], { signal: client.signal });
     await expect(judge(deps(fixture), asked, render)).rejects.toMatchObject({ code: "client_closed_request" });
     expect(await standingOf(fixture)).toMatchObject({ balanceMicro: 1_000_000, heldMicro: 0 });

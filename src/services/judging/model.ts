@@ -4,8 +4,7 @@ import { stepOf, type Deadline } from "./deadline.js";
 import { JudgingRefusal } from "./errors.js";
 
 /** A model that outlived the request's time. */
-export const modelTimeout = (timeoutMs: number) =>
-  new JudgingRefusal("model_timeout", `the model did not answer within ${timeoutMs} ms; nothing was charged`);
+export const modelTimeout = (timeoutMs: number) => new JudgingRefusal("model_timeout", `the model did not answer within ${timeoutMs} ms; nothing was charged`);
 
 /**
  * Runs the model until the request's deadline, and no longer than the client waits. Either way
@@ -14,10 +13,7 @@ export const modelTimeout = (timeoutMs: number) =>
 export async function evaluateWithin(engine: JudgmentEngine, prepared: PreparedJudgment, request: Deadline): Promise<EngineResult> {
   const step = stepOf(request);
   const { signal } = step;
-  const explain = () =>
-    request.timedOut
-      ? modelTimeout(request.timeoutMs)
-      : new RequestAbortedError("the client closed the request before it was answered");
+  const explain = () => (request.timedOut ? modelTimeout(request.timeoutMs) : new RequestAbortedError("the client closed the request before it was answered"));
   if (signal.aborted) {
     step.dispose();
     throw explain();

@@ -46,11 +46,19 @@ export interface Judged {
  * aborted when the client leaves too. `promptCues`: JUDGE_PROMPT_CUES; `auto` (the default)
  * styles the prompt for the engine's template family.
  */
-export async function prepareJudgment(model: ModelChoice, request: JudgmentRequest, deadline: Deadline, promptCues?: PromptCuesSetting): Promise<PendingJudgment> {
+export async function prepareJudgment(
+  model: ModelChoice,
+  request: JudgmentRequest,
+  deadline: Deadline,
+  promptCues?: PromptCuesSetting,
+): Promise<PendingJudgment> {
   const mode = request.debias;
   if (request.diagnostics) refuseDiagnostics(model.engine, mode);
   if (request.contextual && mode !== "none") {
-    throw new JudgingRefusal("invalid_request", `x_calibration "contextual" corrects the options as sent: use it with x_debias "none" (this request: "${mode}")`);
+    throw new JudgingRefusal(
+      "invalid_request",
+      `x_calibration "contextual" corrects the options as sent: use it with x_debias "none" (this request: "${mode}")`,
+    );
   }
   // `auto`: the engine styles the prompt for its model's template as it tokenises it.
   const style = promptStyleSetting(promptCues);
@@ -66,7 +74,10 @@ function refuseDiagnostics(engine: JudgmentEngine, mode: DebiasMode): void {
     throw new JudgingRefusal("invalid_request", `x_diagnostics needs the in-process engine (JUDGE_ENGINE=llama); this server uses ${engine.description.kind}`);
   }
   if (mode !== "none") {
-    throw new JudgingRefusal("invalid_request", `x_diagnostics describes the answer to the options as sent: use it with x_debias "none" (this request: "${mode}")`);
+    throw new JudgingRefusal(
+      "invalid_request",
+      `x_diagnostics describes the answer to the options as sent: use it with x_debias "none" (this request: "${mode}")`,
+    );
   }
 }
 
@@ -86,9 +97,8 @@ async function preparePlain(model: ModelChoice, input: JudgmentRequest, deadline
   return {
     inputTokens: hold,
     async answer() {
-      const result = contentFree.length === 0
-        ? await evaluateWithin(engine, prepared, deadline)
-        : await evaluateContextual(engine, prepared, contentFree, deadline);
+      const result =
+        contentFree.length === 0 ? await evaluateWithin(engine, prepared, deadline) : await evaluateContextual(engine, prepared, contentFree, deadline);
       const read = result.inputTokens;
       // A hold for an upper bound (the gateway) is settled at what was read, never above the hold.
       const billed = exact ? hold : Math.min(read, hold);
@@ -117,7 +127,9 @@ async function prepareDebiased(
 ): Promise<PendingJudgment> {
   const { engine } = model;
   const { state, ids, questions } = input;
-  const plan = await explainingRefusals(ids, () => planDebiased(state, questions, mode, style, (prompt) => prepareWithin(engine, prompt, deadline), input.numberTexts));
+  const plan = await explainingRefusals(ids, () =>
+    planDebiased(state, questions, mode, style, (prompt) => prepareWithin(engine, prompt, deadline), input.numberTexts),
+  );
   const hold = plan.prepared.inputTokens;
   return {
     inputTokens: hold,
@@ -148,7 +160,12 @@ async function prepareDebiased(
 }
 
 /** The request and its content-free prompts within the request's deadline; answers divided by the content-free ones. */
-async function evaluateContextual(engine: JudgmentEngine, prepared: PreparedJudgment, contentFree: PreparedJudgment[], deadline: Deadline): Promise<EngineResult> {
+async function evaluateContextual(
+  engine: JudgmentEngine,
+  prepared: PreparedJudgment,
+  contentFree: PreparedJudgment[],
+  deadline: Deadline,
+): Promise<EngineResult> {
   try {
     const result = await evaluateWithin(engine, prepared, deadline);
     const free: EngineResult[] = [];

@@ -123,7 +123,7 @@ export function createKeepAlive(options: KeepAliveOptions): { engine: JudgmentEn
    */
   const reserve = (): Loaded[] => {
     const maxMb = budget.maxMb;
-    if (maxMb === null) return void budget.loaded.add(entry), [];
+    if (maxMb === null) return (void budget.loaded.add(entry), []);
     const others = [...budget.loaded].filter((l) => l !== entry);
     const sum = (list: Loaded[], from = 0) => list.reduce((total, l) => total + l.countedMb(), from);
     const idle = others.filter((l) => l.evictable()).sort((a, b) => a.lastUsed - b.lastUsed);
@@ -230,7 +230,10 @@ export function createKeepAlive(options: KeepAliveOptions): { engine: JudgmentEn
       return current?.templateFamily;
     },
     get ready() {
-      return (loading ?? Promise.resolve(current)).then(() => undefined, () => undefined);
+      return (loading ?? Promise.resolve(current)).then(
+        () => undefined,
+        () => undefined,
+      );
     },
     status() {
       if (state === "loading") return { state: "loading", detail: `loading model "${id}"` };
@@ -248,7 +251,8 @@ export function createKeepAlive(options: KeepAliveOptions): { engine: JudgmentEn
     evaluate: (prepared, signal) =>
       using(async () => {
         const inner = owner.get(prepared);
-        if (!inner || inner !== current) throw new EngineUnavailableError(`the model "${id}" was unloaded before this request was answered; nothing was charged, retry`);
+        if (!inner || inner !== current)
+          throw new EngineUnavailableError(`the model "${id}" was unloaded before this request was answered; nothing was charged, retry`);
         return inner.evaluate(prepared, signal);
       }),
     stats: () => current?.stats?.() as EngineStats,

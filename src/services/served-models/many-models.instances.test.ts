@@ -95,12 +95,17 @@ describe("many models across two instances on PostgreSQL and Redis", () => {
   it("an allowance of 30 questions pays exactly 10 one-question requests to the ×3 model across both instances", async () => {
     const payer = await addTestAccount(services, { plan: { name: "thirty", allowanceQuestions: 30, pricePerMillion: 1_000_000 } });
     const responses = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => postWithKey({ url: i % 2 === 0 ? a.url : b.url, key: payer.key }, "/v1/systemone", { ...judgmentBody(1), model: "big" })),
+      Array.from({ length: 40 }, (_, i) =>
+        postWithKey({ url: i % 2 === 0 ? a.url : b.url, key: payer.key }, "/v1/systemone", { ...judgmentBody(1), model: "big" }),
+      ),
     );
     const message = JSON.stringify({ statuses: statuses(responses), sample: show(responses.find((r) => r.status !== 200) ?? responses[0]) });
     expect(statuses(responses), message).toEqual({ 200: 10, 402: 30 });
     const entries = (await services.accounts.entries(payer.accountId, { limit: 100 })).filter((e) => e.kind === "plan");
-    expect(entries.map((e) => [e.model, e.questions]), message).toEqual(Array.from({ length: 10 }, () => ["big", 3]));
+    expect(
+      entries.map((e) => [e.model, e.questions]),
+      message,
+    ).toEqual(Array.from({ length: 10 }, () => ["big", 3]));
     expect(await services.ledger.check(), message).toMatchObject({ ok: true, mismatches: [] });
   }, 120_000);
 });

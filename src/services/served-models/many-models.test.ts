@@ -87,7 +87,11 @@ describe("routing by the request's model", () => {
 
   it("POST /v1/decisions routes the same way; its SDK's default name means the default model", async () => {
     const body = (model: string) => ({ model, input: "It is.", questions: [{ type: "predicate", name: "q", instructions: "It is." }] });
-    for (const [asked, answered] of [["big", "big"], ["gpt-6-luna", "small"], ["cheap", "cheap"]]) {
+    for (const [asked, answered] of [
+      ["big", "big"],
+      ["gpt-6-luna", "small"],
+      ["cheap", "cheap"],
+    ]) {
       const response = await postWithKey(server, "/v1/decisions", body(asked));
       expect(ok(response).model, show(response)).toBe(answered);
     }
@@ -98,7 +102,11 @@ describe("routing by the request's model", () => {
     expect(response.status, show(response)).toBe(400);
     expect(response.json.code, show(response)).toBe("unknown_model");
     for (const name of ["small", "jev-latest", "big", "large", "dec", "cheap", "down"]) expect(response.json.error, show(response)).toContain(`"${name}"`);
-    const decisions = await postWithKey(server, "/v1/decisions", { model: "nope", input: "x", questions: [{ type: "predicate", name: "q", instructions: "x" }] });
+    const decisions = await postWithKey(server, "/v1/decisions", {
+      model: "nope",
+      input: "x",
+      questions: [{ type: "predicate", name: "q", instructions: "x" }],
+    });
     expect(decisions.status, show(decisions)).toBe(400);
     expect(decisions.json.error.param, show(decisions)).toBe("model");
   });
@@ -106,7 +114,12 @@ describe("routing by the request's model", () => {
 
 describe("money per model", () => {
   it("charges input tokens × the plan's price × the model's multiplier, rounded up once, and the ledger records the model", async () => {
-    for (const [model, milli] of [["small", 1000], ["big", 3000], ["dec", 2000], ["cheap", 250]] as const) {
+    for (const [model, milli] of [
+      ["small", 1000],
+      ["big", 3000],
+      ["dec", 2000],
+      ["cheap", 250],
+    ] as const) {
       const response = await ask(model, 3);
       const tokens = ok(response).usage.input_tokens as number;
       const entry = await lastEntry();
@@ -118,7 +131,12 @@ describe("money per model", () => {
   it("an allowance counts questions × the multiplier, rounded up to a whole question", async () => {
     const account = await addTestAccount(server.services, { plan: { name: "allowance 100", allowanceQuestions: 100, pricePerMillion: PRICE } });
     const used: number[] = [];
-    for (const [model, questions] of [["small", 2], ["big", 2], ["cheap", 2], ["cheap", 5]] as const) {
+    for (const [model, questions] of [
+      ["small", 2],
+      ["big", 2],
+      ["cheap", 2],
+      ["cheap", 5],
+    ] as const) {
       ok(await ask(model, questions, account.key));
       const [entry] = await server.store.ledger.entries(account.accountId, { limit: 1 });
       used.push(entry.questions);
@@ -211,7 +229,10 @@ describe("fallback, health, metrics, the model list", () => {
     const response = await call(server.url, "/v1/models");
     const names = (response.json.models as { name: string }[]).map((m) => m.name);
     expect(names, show(response)).toEqual(["small", "jev-latest", "big", "large", "dec", "cheap", "down", "jev-preview", "gpt-6-luna"]);
-    expect(response.json.data.map((m: { id: string }) => m.id), show(response)).toEqual(names);
+    expect(
+      response.json.data.map((m: { id: string }) => m.id),
+      show(response),
+    ).toEqual(names);
   });
 });
 

@@ -22,7 +22,10 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     await migrate(raw, { migrations: MIGRATIONS.slice(0, KEY_LIMITS) });
     const key = generateApiKey();
     const at = Date.now() - 1_000;
-    await raw.db.insertInto("accounts").values({ id: "acct_old", name: "old", created_at: at, plan_id: "plan_default", balance_micro: 0, reserved_micro: 0 }).execute();
+    await raw.db
+      .insertInto("accounts")
+      .values({ id: "acct_old", name: "old", created_at: at, plan_id: "plan_default", balance_micro: 0, reserved_micro: 0 })
+      .execute();
     await raw.db
       .insertInto("ledger")
       .values({ account_id: "acct_old", at, kind: "top_up", amount_micro: 1_000, period_start: null, request_id: null, note: "before" })
@@ -30,12 +33,35 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     await raw.db.updateTable("accounts").set({ balance_micro: 1_000, reserved_micro: 100 }).execute();
     await raw.db
       .insertInto("api_keys")
-      .values({ id: "key_old", account_id: "acct_old", name: "old key", prefix: displayPrefix(key), hash: hashApiKey(key), created_at: at, last_used_at: null, revoked_at: null })
+      .values({
+        id: "key_old",
+        account_id: "acct_old",
+        name: "old key",
+        prefix: displayPrefix(key),
+        hash: hashApiKey(key),
+        created_at: at,
+        last_used_at: null,
+        revoked_at: null,
+      })
       .execute();
-    const hold = { id: "res_old", account_id: "acct_old", billed_to: "balance" as const, questions: 1, input_tokens: 100, amount_micro: 100, period_start: at, request_id: "req_old", created_at: at, expires_at: at + 3_600_000 };
+    const hold = {
+      id: "res_old",
+      account_id: "acct_old",
+      billed_to: "balance" as const,
+      questions: 1,
+      input_tokens: 100,
+      amount_micro: 100,
+      period_start: at,
+      request_id: "req_old",
+      created_at: at,
+      expires_at: at + 3_600_000,
+    };
     // The reservations table before the upgrade has no key_id: inserted through the columns it has.
     const { key_id: _none, ...columns } = { ...hold, key_id: null };
-    await raw.db.insertInto("reservations").values(columns as typeof hold & { key_id: null }).execute();
+    await raw.db
+      .insertInto("reservations")
+      .values(columns as typeof hold & { key_id: null })
+      .execute();
     await raw.close();
 
     const store = await test.store();
@@ -52,8 +78,16 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
     expect(caller?.expiredAt, JSON.stringify(caller)).toBeUndefined();
 
     const settled = await store.billing.settle({
-      id: "res_old", accountId: "acct_old", billedTo: "balance", questions: 1, inputTokens: 100, amountMicro: 100,
-      periodStart: at, requestId: "req_old", expiresAt: at + 3_600_000, keyId: null,
+      id: "res_old",
+      accountId: "acct_old",
+      billedTo: "balance",
+      questions: 1,
+      inputTokens: 100,
+      amountMicro: 100,
+      periodStart: at,
+      requestId: "req_old",
+      expiresAt: at + 3_600_000,
+      keyId: null,
     });
     expect(settled?.standing, JSON.stringify(settled)).toMatchObject({ balanceMicro: 900, heldMicro: 0 });
     expect(await store.ledger.check(), "the ledger still adds up").toMatchObject({ ok: true });

@@ -1,10 +1,4 @@
-import {
-  getLlama,
-  LlamaLogLevel,
-  type LlamaContextSequence,
-  type LlamaModel,
-  type Token,
-} from "node-llama-cpp";
+import { getLlama, LlamaLogLevel, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
 import { BATCH, evaluateWithoutLoneToken } from "../reference.js";
 
 /**

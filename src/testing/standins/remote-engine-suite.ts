@@ -262,7 +262,10 @@ export function describeRemoteEngine(spec: RemoteEngineKind, more: (context: Rem
       context.standin.calls.length = 0;
       const response = await postJudgment(server, { ...BODY, state: "word ".repeat(10_000) });
       expectErrorResponse(response, 400, "over_budget");
-      expect(context.standin.calls.filter((c) => c.path !== "/tokenize"), show(response)).toEqual([]);
+      expect(
+        context.standin.calls.filter((c) => c.path !== "/tokenize"),
+        show(response),
+      ).toEqual([]);
     });
 
     it("text the server's tokenizer reads as a control token is a 400 that charges nothing", async () => {
@@ -292,7 +295,11 @@ export function describeRemoteEngine(spec: RemoteEngineKind, more: (context: Rem
 
   describe(`${spec.kind}: identity and status`, () => {
     it("describes itself by kind and URL and reports the served model's name (or the configured id)", async () => {
-      expect(context.engine.description).toMatchObject({ kind: spec.kind, backend: context.standin.url, exactness: { mode: "strict", bound: 1e-9, measured: 0 } });
+      expect(context.engine.description).toMatchObject({
+        kind: spec.kind,
+        backend: context.standin.url,
+        exactness: { mode: "strict", bound: 1e-9, measured: 0 },
+      });
       expect(context.engine.modelId).toBe("tiny-fixture");
       await withEngine({ modelId: "our-name" }, async (engine) => {
         await engine.ready;

@@ -19,18 +19,23 @@ import {
  * one token (greedy), which is all the engine asks of it.
  */
 export function startSglangStandin(options: StandinOptions = {}): Promise<Standin> {
-  return startStandin(async ({ method, path, body }, standin) => {
-    if (method === "GET" && path === "/health") return { status: 200, text: "" };
-    if (method === "GET" && path === "/v1/models") return modelsReply(standin, "sglang");
-    // SGLang reports its server arguments; --enable-deterministic-inference among them.
-    if (method === "GET" && path === "/get_server_info") return { status: 200, json: { enable_deterministic_inference: standin.deterministic, attention_backend: "triton" } };
-    if (method === "GET" && path === "/get_model_info") {
-      return { status: 200, json: { model_path: standin.servedModelName, tokenizer_path: standin.servedModelName, is_generation: true } };
-    }
-    if (method === "POST" && path === "/tokenize") return tokenizeReply(standin, body);
-    if (method === "POST" && path === "/generate") return generate(standin, (body ?? {}) as Record<string, unknown>);
-    return { status: 404, json: { detail: "Not Found" } };
-  }, "/generate", options);
+  return startStandin(
+    async ({ method, path, body }, standin) => {
+      if (method === "GET" && path === "/health") return { status: 200, text: "" };
+      if (method === "GET" && path === "/v1/models") return modelsReply(standin, "sglang");
+      // SGLang reports its server arguments; --enable-deterministic-inference among them.
+      if (method === "GET" && path === "/get_server_info")
+        return { status: 200, json: { enable_deterministic_inference: standin.deterministic, attention_backend: "triton" } };
+      if (method === "GET" && path === "/get_model_info") {
+        return { status: 200, json: { model_path: standin.servedModelName, tokenizer_path: standin.servedModelName, is_generation: true } };
+      }
+      if (method === "POST" && path === "/tokenize") return tokenizeReply(standin, body);
+      if (method === "POST" && path === "/generate") return generate(standin, (body ?? {}) as Record<string, unknown>);
+      return { status: 404, json: { detail: "Not Found" } };
+    },
+    "/generate",
+    options,
+  );
 }
 
 interface SubRequest {
@@ -61,7 +66,8 @@ async function generate(standin: Standin, body: Record<string, unknown>): Promis
   }));
   for (const request of requests) {
     if ((request.sampling.max_new_tokens ?? 128) !== 1) return badRequest("this stand-in generates exactly one token: send max_new_tokens 1");
-    if (request.tokenIds !== undefined && !validIds(request.tokenIds, standin.oracle.vocabSize)) return badRequest("token_ids_logprob holds an id outside the vocabulary");
+    if (request.tokenIds !== undefined && !validIds(request.tokenIds, standin.oracle.vocabSize))
+      return badRequest("token_ids_logprob holds an id outside the vocabulary");
     if (request.inputIds.length + 1 > standin.oracle.contextSize) {
       return badRequest(`The input (${request.inputIds.length} tokens) is longer than the model's context length (${standin.oracle.contextSize} tokens).`);
     }

@@ -135,7 +135,15 @@ export function tokenizeReply(standin: Standin, body: unknown): StandinReply {
 }
 
 export function modelsReply(standin: Standin, ownedBy: string): StandinReply {
-  const card = { id: standin.servedModelName, object: "model", created: 0, owned_by: ownedBy, root: standin.servedModelName, parent: null, max_model_len: standin.oracle.contextSize };
+  const card = {
+    id: standin.servedModelName,
+    object: "model",
+    created: 0,
+    owned_by: ownedBy,
+    root: standin.servedModelName,
+    parent: null,
+    max_model_len: standin.oracle.contextSize,
+  };
   return { status: 200, json: { object: "list", data: [card] } };
 }
 
@@ -163,7 +171,12 @@ export function candidateLogProbs(
   let ids = requested === undefined || fault === "ignores-ids" ? topTokens(values, naturalK) : [...requested];
   if (fault === "partial") ids = ids.slice(0, -1);
   // Not the most likely token: vLLM returns the sampled one besides those asked for.
-  if (fault === "extra-id") ids.push(topTokens(values, ids.length + 2).slice(1).find((id) => !ids.includes(id))!);
+  if (fault === "extra-id")
+    ids.push(
+      topTokens(values, ids.length + 2)
+        .slice(1)
+        .find((id) => !ids.includes(id))!,
+    );
   let entries: [Token, number][] = ids.map((id) => [id, values[id]]);
   if (fault === "processed-renormalised") {
     const max = Math.max(...entries.map(([, v]) => v));

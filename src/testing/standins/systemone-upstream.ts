@@ -41,7 +41,7 @@ export const STAND_IN_MODEL = "stand-in-model";
 /** `handler` returning undefined falls back to the healthy defaults (and a 404 for POST /v1/systemone). */
 export async function startSystemOneStandIn(
   handler: StandInHandler,
-  options: { prefix?: string; /** false: keep no requests (a long bench) */ record?: boolean } = {},
+  options: { prefix?: string /** false: keep no requests (a long bench) */; record?: boolean } = {},
 ): Promise<SystemOneStandIn> {
   const requests: ReceivedRequest[] = [];
   const prefix = options.prefix ?? "";

@@ -21,20 +21,24 @@ const MAX_IDS = 128;
  * generates exactly one token (greedy), which is all the engine asks of it.
  */
 export function startVllmStandin(options: StandinOptions = {}): Promise<Standin> {
-  return startStandin(async ({ method, path, body }, standin) => {
-    if (method === "GET" && path === "/health") return { status: 200, text: "" };
-    if (method === "GET" && path === "/v1/models") return modelsReply(standin, "vllm");
-    // vLLM's /server_info (served with VLLM_SERVER_DEV_MODE=1) includes its environment settings.
-    if (method === "GET" && path === "/server_info") return { status: 200, json: { vllm_env: standin.deterministic ? { VLLM_BATCH_INVARIANT: "1" } : {} } };
-    if (method === "POST" && path === "/tokenize") {
-      const model = (body as { model?: unknown })?.model;
-      if (model !== undefined && model !== standin.servedModelName) return notFound(model);
-      const reply = tokenizeReply(standin, body);
-      return reply.status === 200 ? { ...reply, json: { ...(reply.json as object), token_strs: null } } : reply;
-    }
-    if (method === "POST" && path === "/v1/completions") return completions(standin, (body ?? {}) as Record<string, unknown>);
-    return { status: 404, json: { detail: "Not Found" } };
-  }, "/v1/completions", options);
+  return startStandin(
+    async ({ method, path, body }, standin) => {
+      if (method === "GET" && path === "/health") return { status: 200, text: "" };
+      if (method === "GET" && path === "/v1/models") return modelsReply(standin, "vllm");
+      // vLLM's /server_info (served with VLLM_SERVER_DEV_MODE=1) includes its environment settings.
+      if (method === "GET" && path === "/server_info") return { status: 200, json: { vllm_env: standin.deterministic ? { VLLM_BATCH_INVARIANT: "1" } : {} } };
+      if (method === "POST" && path === "/tokenize") {
+        const model = (body as { model?: unknown })?.model;
+        if (model !== undefined && model !== standin.servedModelName) return notFound(model);
+        const reply = tokenizeReply(standin, body);
+        return reply.status === 200 ? { ...reply, json: { ...(reply.json as object), token_strs: null } } : reply;
+      }
+      if (method === "POST" && path === "/v1/completions") return completions(standin, (body ?? {}) as Record<string, unknown>);
+      return { status: 404, json: { detail: "Not Found" } };
+    },
+    "/v1/completions",
+    options,
+  );
 }
 
 function notFound(model: unknown): StandinReply {
@@ -62,7 +66,9 @@ async function completions(standin: Standin, body: Record<string, unknown>): Pro
     if (logprobs === null) return badRequest("when using `logprob_token_ids`, `logprobs` must be set.");
   }
   if (prompt.length + 1 > oracle.contextSize) {
-    return badRequest(`This model's maximum context length is ${oracle.contextSize} tokens. However, you requested ${prompt.length + 1} tokens (${prompt.length} in the messages, 1 in the completion).`);
+    return badRequest(
+      `This model's maximum context length is ${oracle.contextSize} tokens. However, you requested ${prompt.length + 1} tokens (${prompt.length} in the messages, 1 in the completion).`,
+    );
   }
   const logits = await oracle.logits(prompt as Token[]);
   const sampling = { temperature, scalesByTemperature: false };
@@ -72,7 +78,8 @@ async function completions(standin: Standin, body: Record<string, unknown>): Pro
     return badRequest("allowed_token_ids must be a list of ids in the vocabulary");
   }
   // Greedy over the allowed ids; the reported (raw) values are taken before that filter.
-  const sampled = Array.isArray(allowed) && allowed.length > 0 ? (allowed as Token[]).reduce((a, b) => (values[b] > values[a] ? b : a)) : topTokens(values, 1)[0];
+  const sampled =
+    Array.isArray(allowed) && allowed.length > 0 ? (allowed as Token[]).reduce((a, b) => (values[b] > values[a] ? b : a)) : topTokens(values, 1)[0];
   const key = (id: Token) => (body.return_tokens_as_token_ids === true ? `token_id:${id}` : oracle.detokenize(id));
   // JSON has no −∞; vLLM writes −9999.0 instead.
   const json = (value: number) => Math.max(value, -9999);

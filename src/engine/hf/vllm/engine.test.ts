@@ -18,7 +18,15 @@ describeRemoteEngine({ kind: "vllm", idsField: "logprob_token_ids", start: start
       expect(standin.calls.filter((c) => c.path === "/v1/completions")).toEqual([
         {
           path: "/v1/completions",
-          body: { model: "tiny-fixture", prompt: tokens, max_tokens: 1, temperature: 0, logprobs: 1, logprob_token_ids: candidates, return_tokens_as_token_ids: true },
+          body: {
+            model: "tiny-fixture",
+            prompt: tokens,
+            max_tokens: 1,
+            temperature: 0,
+            logprobs: 1,
+            logprob_token_ids: candidates,
+            return_tokens_as_token_ids: true,
+          },
         },
       ]);
     });
