@@ -10,22 +10,18 @@ import { testLane, type TestLane } from "./src/testing/test-kinds.js";
  * 1. unit: no port, model, database, browser or process.
  * 2. system and models (real weights), as one vitest project: one pool of three worker threads,
  *    real-weight files first. System files spend much of their time waiting on servers,
- *    databases and child processes, so three files keep the 2 cores busy. (As two projects,
- *    vitest ran them one after the other: without isolation it recycles the workers between
- *    projects, after every file of the first has finished.) Every llama.cpp context in these
- *    tests uses one thread: two threads of one context spin at each barrier while the other
- *    waits for a core, which on a busy 2-core machine wasted most of the time (the exactness
- *    suite with two threads: 270 s alone, about 3× slower beside the system files).
- * 3. timed: files that assert on elapsed time, after everything else, in two processes (two
- *    files at a time: the lane alone 72 → 46 s; their bounds hold with one other timed file
- *    beside them, not beside the real-weight files), each kept for the files that follow (a
- *    fresh process per file cost ~13 s of the lane's ~85).
+ *    databases and child processes, so three files keep the 2 cores busy. One project, not two:
+ *    without isolation vitest recycles the workers between projects, so two would run one after
+ *    the other. Every llama.cpp context in these tests uses one thread: two threads of one
+ *    context spin at each barrier while the other waits for a core.
+ * 3. timed: files that assert on elapsed time, after everything else, two at a time (their
+ *    bounds hold beside one other timed file, not beside the real-weight files), in two
+ *    processes kept for the files that follow (a process per file costs seconds each).
  * Vitest 3 sizes each pool from the root poolOptions: threads serve steps 1 and 2, forks step 3.
- * Files share their worker's module graph (isolate: false): importing the app afresh for each of
- * 126 system files cost 114 s of collection (the system lane alone: 387 → 347 s wall, 669 →
- * 581 s CPU). No test mocks modules or stubs globals, and each file closes what it opens.
- * minThreads = maxThreads: with fewer kept, tinypool ended an idle shared worker under a running
- * file ("Terminating worker thread", 3 runs of 3 with minThreads 1).
+ * Files share their worker's module graph (isolate: false), so the app is imported once per
+ * worker, not once per file. No test mocks modules or stubs globals, and each file closes what
+ * it opens. minThreads = maxThreads: with fewer kept, tinypool ends an idle shared worker under a
+ * running file ("Terminating worker thread").
  */
 const tests = (readdirSync("src", { recursive: true }) as string[])
   .filter((file) => file.endsWith(".test.ts"))

@@ -1,13 +1,11 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI without a build step. Loading it through tsx's module hooks costs
-// about a second a start (every module it imports crosses to the hooks' thread and back), and
-// even as plain JavaScript file by file, resolving and reading ~500 modules (kysely alone ships
-// 262) took half a second of CPU. So the first run bundles the CLI with esbuild (the transform
-// tsx itself uses) into a cache keyed by the sources' content and the bundled packages' versions,
-// and every later run imports that bundle: ~0.3 s a start instead of ~0.6 s (`judge keys list`
-// and friends, and the test suite's hundreds of CLI runs). A changed source gives a new key, so
-// the cache is never stale; where it cannot be written (a read-only install) or esbuild is
-// missing, the CLI runs through tsx as before.
+// Runs the TypeScript CLI without a build step. Loading it through tsx's module hooks sends every
+// module it imports across to the hooks' thread and back, and even as plain JavaScript, file by
+// file, resolving and reading ~500 modules (kysely alone ships 262) is slow. So the first run
+// bundles the CLI with esbuild (the transform tsx itself uses) into a cache keyed by the sources'
+// content and the bundled packages' versions, and every later run imports that bundle. A changed
+// source gives a new key, so the cache is never stale; where it cannot be written (a read-only
+// install) or esbuild is missing, the CLI runs through tsx.
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
