@@ -1,11 +1,9 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { firstKeyHelp, followUpFor, IN_MEMORY_NOTE, shellWord } from "./follow-up.js";
-import { expectOneLineUserError, runJudge, type Run } from "./test-helpers.js";
+import { expectOneLineUserError, runInRepo, runJudge, type Run } from "./test-helpers.js";
 
 /**
  * The commands the CLI prints to run next are copied by hand: each must work as printed, through
@@ -13,23 +11,13 @@ import { expectOneLineUserError, runJudge, type Run } from "./test-helpers.js";
  * command can reach, the CLI says so instead of printing one.
  */
 
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 // A space in the path: the printed --db must survive the shell.
 const dir = mkdtempSync(join(tmpdir(), "judge follow-up "));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Runs a printed command as the person would paste it: a shell in the project, no JUDGE_* set. */
 function paste(command: string): Promise<Run> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("JUDGE_")));
-  return new Promise((resolve, reject) => {
-    const child = spawn("sh", ["-c", command], { cwd: repoRoot, env: { ...env, npm_config_update_notifier: "false" }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.on("error", reject);
-    child.on("close", (status) => resolve({ status, stdout, stderr }));
-  });
+  return runInRepo("sh", ["-c", command], { npm_config_update_notifier: "false" });
 }
 
 /** The command printed after `lead` in `output`. */

@@ -72,8 +72,13 @@ export function useCliHarness(engine: StoreEngine = "sqlite"): CliHarness {
 
 /** The real `judge` binary with `args`, in an environment without the machine's JUDGE_* settings. */
 export function runJudge(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return runInRepo(process.execPath, ["bin/judge.js", ...args], env);
+}
+
+/** A command run in the repository without the machine's JUDGE_* settings, its output collected. */
+export function runInRepo(command: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["bin/judge.js", ...args], {
+    const child = spawn(command, args, {
       cwd: repoRoot,
       env: { ...cleanEnv, ...env },
       stdio: ["ignore", "pipe", "pipe"],

@@ -1,5 +1,6 @@
 import { CompiledQuery, Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
+import { messageOf } from "../error-message.js";
 import { redactUrl } from "../urls.js";
 import type { Database, Queries, Statement } from "./database.js";
 import { StoreError } from "./errors.js";
@@ -90,7 +91,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
   };
   const translate = (error: unknown) => {
     if (!isUnavailable(error)) return error;
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = messageOf(error);
     return new StoreError("database_unavailable", `Cannot use database ${location}: ${reason || code(error)}`, { cause: error });
   };
   const database: Database = {

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
+import { messageOf } from "../error-message.js";
 import type { Database, Queries, Statement } from "./database.js";
 import { StoreError } from "./errors.js";
 import { SafeIntegersPlugin, safeRows } from "./safe-integers.js";
@@ -107,7 +108,7 @@ function sqliteStatement<Row>(raw: BetterSqlite3.Database, db: Queries, transact
 }
 
 function unavailable(path: string, error: unknown): StoreError {
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = messageOf(error);
   return new StoreError("database_unavailable", `Cannot use database ${path}: ${reason}`, { cause: error });
 }
 
