@@ -15,10 +15,7 @@ work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 port() { node -e 'const s=require("net").createServer().listen(0,()=>{console.log(s.address().port);s.close()})'; }
 db="$work/bench.db"
-node bin/judge.js plans create --name bench --rpm 1000000 --allowance 0 --price 0.05 --create --db "$db" >/dev/null
-acct=$(node bin/judge.js accounts create --name bench --plan bench --json --db "$db" | node -pe 'JSON.parse(require("fs").readFileSync(0)).id')
-node bin/judge.js balance top-up --account "$acct" --amount 1000 --db "$db" >/dev/null
-node bin/judge.js keys create --account "$acct" --json --db "$db" | node -pe 'JSON.parse(require("fs").readFileSync(0)).key' >"$work/key"
+scripts/bench-key.sh "$db" >"$work/key"
 
 # A load of ~1.3 cores: one loop always busy, one busy 30 ms in every 100.
 load_start() {

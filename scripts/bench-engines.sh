@@ -14,11 +14,7 @@ ls_port=$(port); a_port=$(port); b_port=$(port)
 threads=$(node -e 'console.log(Math.max(1, require("os").availableParallelism()))')
 "$bin" -m "$model" --host 127.0.0.1 --port "$ls_port" -np 1 -c 8192 -fa off --cache-ram 0 --threads "$threads" --no-warmup >"$work/llama-server.log" 2>&1 &
 for side in a b; do
-  db="$work/$side.db"
-  node bin/judge.js plans create --name bench --rpm 1000000 --allowance 0 --price 0.05 --create --db "$db" >/dev/null
-  acct=$(node bin/judge.js accounts create --name bench --plan bench --json --db "$db" | node -pe 'JSON.parse(require("fs").readFileSync(0)).id')
-  node bin/judge.js balance top-up --account "$acct" --amount 1000 --db "$db" >/dev/null
-  node bin/judge.js keys create --account "$acct" --json --db "$db" | node -pe 'JSON.parse(require("fs").readFileSync(0)).key' >"$work/$side.key"
+  scripts/bench-key.sh "$work/$side.db" >"$work/$side.key"
 done
 JUDGE_DB="$work/a.db" JUDGE_PORT=$a_port JUDGE_MODEL="$model" JUDGE_SLOTS=1 JUDGE_LOG_LEVEL=warn node bin/judge.js serve 2>"$work/a.log" &
 JUDGE_DB="$work/b.db" JUDGE_PORT=$b_port JUDGE_ENGINE=llama-server JUDGE_ENGINE_URL=http://127.0.0.1:$ls_port \
