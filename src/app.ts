@@ -15,7 +15,7 @@ import { registerAdmin } from "./routes/admin/index.js";
 import { decisionsErrorBody, openAIErrorFormat } from "./routes/decisions/errors.js";
 import { registerDecisions } from "./routes/decisions/route.js";
 import { registerHealth } from "./routes/health/route.js";
-import type { JudgingRouteDeps } from "./routes/judging.js";
+import type { JudgingRouteDeps } from "./routes/judging/request-response.js";
 import { registerMetrics } from "./routes/metrics/route.js";
 import { registerModels } from "./routes/models/route.js";
 import { registerOpenApi } from "./routes/openapi/route.js";

@@ -53,14 +53,14 @@ const INJECTED: { name: string; file: string; code: string; says: RegExp }[] = [
   {
     name: "a re-export from the edge",
     file: "services/limits.ts",
-    code: 'export { unknownModel } from "../routes/judging.js";',
+    code: 'export { unknownModel } from "../routes/judging/request-response.js";',
     says: /services may not import edge/,
   },
   { name: "a type-only import upward", file: "store/names.ts", code: 'import type { App } from "../http/context.js";', says: /store may not import edge/ },
   {
     name: "production code importing testing/",
-    file: "routes/judging.ts",
-    code: 'import { startTestServer } from "../testing/server.js";',
+    file: "routes/judging/request-response.ts",
+    code: 'import { startTestServer } from "../../testing/server.js";',
     says: /only tests import testing/,
   },
   { name: "the CLI importing the store", file: "cli/keys.ts", code: 'import { createStore } from "../store/store.js";', says: /cli may not import store/ },

@@ -3,8 +3,8 @@ import { createLlamaEngine } from "./llama/engine.js";
 import { createLlamaServerEngine } from "./llama-server/engine.js";
 import type { RemoteEngineOptions } from "./remote/options.js";
 import { createSglangEngine } from "./hf/sglang/engine.js";
-import { createSystemOneEngine } from "./systemone/engine.js";
-import { createDecisionsEngine } from "./decisions/engine.js";
+import { createSystemOneEngine } from "./gateways/systemone/engine.js";
+import { createDecisionsEngine } from "./gateways/decisions/engine.js";
 import type { JudgmentEngine } from "./types.js";
 import { createVllmEngine } from "./hf/vllm/engine.js";
 

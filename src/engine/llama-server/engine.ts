@@ -3,7 +3,7 @@ import { describe } from "../remote/http.js";
 import { createRemotePreparer, RemotePrepared } from "../remote/prepare.js";
 import { createChatPromptTemplate } from "../chat-prompt.js";
 import { createSlotRouter, type SlotRouter } from "../slot-router.js";
-import { createSerialQueue } from "../llama/serial-queue.js";
+import { createSerialQueue } from "../serial-queue.js";
 import type { Exactness } from "./batch-read.js";
 import { strictReuse } from "../strict-shapes.js";
 import {

@@ -7,7 +7,7 @@ import { createSequenceBrancher, type SequenceBrancher } from "./sequence-branch
 import { createStrictBrancher } from "./strict-brancher.js";
 import { strictReuse } from "../strict-shapes.js";
 import { measureTolerance } from "./tolerance-probe.js";
-import { createSerialQueue } from "./serial-queue.js";
+import { createSerialQueue } from "../serial-queue.js";
 import { createSlotRouter } from "../slot-router.js";
 import {
   BudgetError,
@@ -95,7 +95,7 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
       backend = result.backend;
       if (mode === "tolerant") {
         status = { state: "loading", detail: "measuring the tolerance (start-up probe)" };
-        const read = async (prompt: JudgmentPrompt) => (await evaluateOnSlot(result, prepareJudgment(result, prompt, options))).labelLogProbs;
+        const read = async (prompt: JudgmentPrompt) => (await evaluateOnSlot(result, prepareTokens(result, prompt, options))).labelLogProbs;
         try {
           measured = await measureTolerance({ read, slots });
         } catch (error) {
@@ -178,7 +178,7 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
       if (!longestTokens.has(target)) longestTokens.set(target, longestTokenBytes(target.model));
       const styled = styledFor(prompt, target.template.family);
       refuseCertainlyOverBudget(styled, longestTokens.get(target), options.maxRequestTokens);
-      return prepareJudgment(target, styled, options);
+      return prepareTokens(target, styled, options);
     },
     async evaluate(prepared, signal) {
       const target = requireLoaded();
@@ -212,7 +212,7 @@ function labelTokens(loaded: LoadedModel, label: string): Token[] {
   return tokens;
 }
 
-function prepareJudgment(loaded: LoadedModel, prompt: JudgmentPrompt, options: LlamaEngineOptions): PreparedTokens {
+function prepareTokens(loaded: LoadedModel, prompt: JudgmentPrompt, options: LlamaEngineOptions): PreparedTokens {
   const tokenize = (text: LlamaText) => text.tokenize(loaded.model.tokenizer) as Token[];
   const prefixTokens = tokenize(loaded.template.prefix(prompt.system, prompt.state));
   // Per sequence: node-llama-cpp gives each slot this many cells of its own.

@@ -9,7 +9,7 @@ import {
   type DecisionsQuestion,
   type DecisionsRequest,
 } from "./mapping.js";
-import { mulberry32 } from "../../testing/random-text.js";
+import { mulberry32 } from "../../bench/random.js";
 import { buildPrompt } from "../../judgment/prompt.js";
 import type { Answer, Question } from "../../judgment/schema.js";
 

@@ -6,9 +6,9 @@ import { readJsonBody } from "../../http/read-body.js";
 import { decisionsUsage, toDecisionAnswers, toJudgment, UnsupportedDecisionError, type DecisionsQuestion } from "./mapping.js";
 import type { NumberTexts } from "../../judgment/render.js";
 import type { Judged } from "../../services/judging/prepare.js";
-import { withDiagnostics } from "../diagnostics.js";
+import { withDiagnostics } from "../judging/extensions.js";
 import type { JudgmentRequest } from "../../services/judging/request.js";
-import { answerQuestions, judgingContext, pickModel, type JudgingRouteDeps } from "../judging.js";
+import { answerQuestions, judgingContext, pickModel, type JudgingRouteDeps } from "../judging/request-response.js";
 import { openAIErrorFormat, ParamError } from "./errors.js";
 import { DecisionsErrorBody, DecisionsInputJson, DecisionsInputText, DecisionsRequest, DecisionsResponse, DecisionsUserMessage } from "./schema.js";
 import {

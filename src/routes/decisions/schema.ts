@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { CalibrationMode, DiagnosticsFlag } from "../diagnostics.js";
+import { CalibrationMode, DiagnosticsFlag } from "../judging/extensions.js";
 import { DEBIAS_MODES } from "../../judgment/debias.js";
 import { explain, MAX_CHOICE_OPTIONS, MAX_SCORE_LEVELS, MIN_CHOICE_OPTIONS, MIN_SCORE_LEVELS } from "../../judgment/schema.js";
 import { PUBLIC_CODES } from "../shared.schema.js";

@@ -172,7 +172,7 @@ describe("x_debias shift", () => {
 describe("through the System One gateway, which has no tokenizer", () => {
   it("shift asks the upstream once per round and bills the sum of what it reported, never above the hold", async () => {
     const upstream = await server();
-    const { createSystemOneEngine } = await import("../../engine/systemone/engine.js");
+    const { createSystemOneEngine } = await import("../../engine/gateways/systemone/engine.js");
     const engine = createSystemOneEngine({
       server: { url: upstream.url, key: upstream.key, timeoutMs: 10_000 },
       upstreamLimits: { options: 255, levels: 10, questions: 64 },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { evaluateFailsEngine, unavailableEngine } from "../../testing/fault-engines.js";
 import { postJudgment, show } from "../../testing/http-client.js";
-import { mulberry32 } from "../../testing/random-text.js";
+import { mulberry32 } from "../../bench/random.js";
 import { expectErrorResponse } from "../../testing/route-assertions.js";
 import { startTestServer, type TestServer } from "../../testing/server.js";
 

@@ -5,10 +5,10 @@ import type { App } from "../../http/context.js";
 import { rateLimit } from "../../http/rate-limit.js";
 import { readJsonBody } from "../../http/read-body.js";
 import { keyed } from "../../judgment/keyed.js";
-import { withDiagnostics } from "../diagnostics.js";
+import { withDiagnostics } from "../judging/extensions.js";
 import type { Judged } from "../../services/judging/prepare.js";
 import type { JudgmentRequest } from "../../services/judging/request.js";
-import { answerQuestions, judgingContext, pickModel, type JudgingRouteDeps } from "../judging.js";
+import { answerQuestions, judgingContext, pickModel, type JudgingRouteDeps } from "../judging/request-response.js";
 import {
   billedToHeader,
   judgingErrorDescriptions,

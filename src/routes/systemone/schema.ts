@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { CalibrationMode, DiagnosticsFlag } from "../diagnostics.js";
+import { CalibrationMode, DiagnosticsFlag } from "../judging/extensions.js";
 import { DEBIAS_MODES, MAX_SHIFTS, SHIFT_TOLERANCE } from "../../judgment/debias.js";
 import { Answer, Content, explain, noEmptyKeys, Question, recordOf } from "../../judgment/schema.js";
 

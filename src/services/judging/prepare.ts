@@ -7,14 +7,14 @@ import { stepOf, type Deadline } from "./deadline.js";
 import { buildAnswer, keyedLogits } from "../../judgment/answers.js";
 import { answerInClientOrder, type DebiasMode } from "../../judgment/debias.js";
 import type { Answer } from "../../judgment/schema.js";
-import { judgeDebiased, planDebiased, type DebiasedResult, type DebiasSteps } from "./debias.js";
+import { judgeDebiased, planDebiased, type DebiasedResult, type DebiasSteps } from "./debiased-rounds.js";
 import { evaluateWithin, modelTimeout } from "./model.js";
 import type { JudgmentRequest, ModelChoice } from "./request.js";
 
 /**
  * The model side of the judging flow (judge.ts): prepared before the charge is
  * held (which needs its token count), answered after. Without debiasing one prepare and one
- * evaluate, as always; with it, the rounds of debias.ts. What comes back is our
+ * evaluate, as always; with it, the rounds of debiased-rounds.ts. What comes back is our
  * answers, in question order; each route writes them in its own wire format.
  */
 

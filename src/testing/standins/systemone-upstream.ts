@@ -1,6 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { KEY_PROBE_BODY } from "../../engine/systemone/engine.js";
+import { KEY_PROBE_BODY } from "../../engine/gateways/systemone/engine.js";
 
 /**
  * A stand-in for a server that speaks `POST /v1/systemone`, for the gateway's fault tests and

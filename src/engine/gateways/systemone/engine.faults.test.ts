@@ -1,12 +1,18 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { chargeFor } from "../../money/money.js";
-import { buildPrompt } from "../../judgment/prompt.js";
-import type { Question } from "../../judgment/schema.js";
-import { billingState, moneyTables } from "../../testing/billing-http.js";
-import { postJudgment, show, type CapturedResponse } from "../../testing/http-client.js";
-import { expectErrorResponse, okJson } from "../../testing/route-assertions.js";
-import { startTestServer, type TestServer } from "../../testing/server.js";
-import { mutatingHandler, realAnswer, startSystemOneStandIn, type StandInHandler, type SystemOneStandIn } from "../../testing/standins/systemone-upstream.js";
+import { chargeFor } from "../../../money/money.js";
+import { buildPrompt } from "../../../judgment/prompt.js";
+import type { Question } from "../../../judgment/schema.js";
+import { billingState, moneyTables } from "../../../testing/billing-http.js";
+import { postJudgment, show, type CapturedResponse } from "../../../testing/http-client.js";
+import { expectErrorResponse, okJson } from "../../../testing/route-assertions.js";
+import { startTestServer, type TestServer } from "../../../testing/server.js";
+import {
+  mutatingHandler,
+  realAnswer,
+  startSystemOneStandIn,
+  type StandInHandler,
+  type SystemOneStandIn,
+} from "../../../testing/standins/systemone-upstream.js";
 import { createSystemOneEngine } from "./engine.js";
 
 /**

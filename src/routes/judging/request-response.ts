@@ -1,17 +1,17 @@
 import type { Context } from "hono";
-import { ApiError } from "../errors.js";
-import type { KeyAuthenticator } from "../http/authenticate.js";
-import type { AppEnv } from "../http/context.js";
-import type { JsonBody } from "../http/read-body.js";
-import { billingHeaders } from "../http/standing-headers.js";
-import type { DebiasMode } from "../judgment/debias.js";
-import { judge, type JudgingDeps, type RenderAnswers } from "../services/judging/judge.js";
-import type { JudgmentRequest } from "../services/judging/request.js";
-import type { LimitsService } from "../services/limits.js";
-import type { ModelRegistry, ServedModel } from "../services/served-models/registry.js";
-import type { Temperatures } from "../judgment/answers.js";
-import type { ErrorCode } from "../errors.js";
-import type { Caller } from "../http/context.js";
+import { ApiError } from "../../errors.js";
+import type { KeyAuthenticator } from "../../http/authenticate.js";
+import type { AppEnv } from "../../http/context.js";
+import type { JsonBody } from "../../http/read-body.js";
+import { billingHeaders } from "../../http/standing-headers.js";
+import type { DebiasMode } from "../../judgment/debias.js";
+import { judge, type JudgingDeps, type RenderAnswers } from "../../services/judging/judge.js";
+import type { JudgmentRequest } from "../../services/judging/request.js";
+import type { LimitsService } from "../../services/limits.js";
+import type { ModelRegistry, ServedModel } from "../../services/served-models/registry.js";
+import type { Temperatures } from "../../judgment/answers.js";
+import type { ErrorCode } from "../../errors.js";
+import type { Caller } from "../../http/context.js";
 
 /**
  * What POST /v1/systemone and POST /v1/decisions share at the edge: the judging service

@@ -1,11 +1,11 @@
-import { okJson } from "../testing/route-assertions.js";
+import { okJson } from "../../testing/route-assertions.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { JudgmentEngine } from "../engine/types.js";
-import { CONTENT_FREE_STATES } from "../judgment/contextual.js";
-import type { Question } from "../judgment/schema.js";
-import { postJudgment, show } from "../testing/http-client.js";
-import { readyTinyEngine, startTestServer, type TestServer } from "../testing/server.js";
-import { postDecisions } from "./decisions/test-helpers.js";
+import type { JudgmentEngine } from "../../engine/types.js";
+import { CONTENT_FREE_STATES } from "../../judgment/contextual.js";
+import type { Question } from "../../judgment/schema.js";
+import { postJudgment, show } from "../../testing/http-client.js";
+import { readyTinyEngine, startTestServer, type TestServer } from "../../testing/server.js";
+import { postDecisions } from "../decisions/test-helpers.js";
 
 /**
  * `x_calibration: "contextual"` on the real engine and the tiny fixture model: each answer is the

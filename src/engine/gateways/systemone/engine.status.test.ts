@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { buildPrompt } from "../../judgment/prompt.js";
-import { STAND_IN_MODEL, startSystemOneStandIn, type StandInHandler, type SystemOneStandIn } from "../../testing/standins/systemone-upstream.js";
-import type { RemoteEngineOptions } from "../remote/options.js";
-import { EngineUnavailableError, type JudgmentEngine } from "../types.js";
+import { buildPrompt } from "../../../judgment/prompt.js";
+import { STAND_IN_MODEL, startSystemOneStandIn, type StandInHandler, type SystemOneStandIn } from "../../../testing/standins/systemone-upstream.js";
+import type { RemoteEngineOptions } from "../../remote/options.js";
+import { EngineUnavailableError, type JudgmentEngine } from "../../types.js";
 import { createSystemOneEngine } from "./engine.js";
 
 /** What the gateway says about its upstream (/health, the model's name) before and after it answers. */

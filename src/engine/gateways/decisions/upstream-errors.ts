@@ -1,6 +1,6 @@
 import { bodyMessage } from "../systemone/engine.js";
 import type { UpstreamReply } from "../systemone/transport.js";
-import { EngineFailedError, EngineUnavailableError, UpstreamRejectedError, type EngineStatus } from "../types.js";
+import { EngineFailedError, EngineUnavailableError, UpstreamRejectedError, type EngineStatus } from "../../types.js";
 
 /**
  * What a Decisions upstream's statuses mean here. Its 4xx about the request is the client's to

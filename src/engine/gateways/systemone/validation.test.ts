@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { normalise } from "../../judgment/answers.js";
-import { EngineFailedError } from "../types.js";
+import { normalise } from "../../../judgment/answers.js";
+import { EngineFailedError } from "../../types.js";
 import type { ExpectedAnswer } from "./upstream-request.js";
 import { readUpstreamAnswers, SUM_TOLERANCE } from "./validation.js";
 

@@ -1,7 +1,7 @@
 import http from "node:http";
 import https from "node:https";
-import { describe, type RemoteServer } from "../remote/http.js";
-import { EngineFailedError, EngineUnavailableError, RequestAbortedError } from "../types.js";
+import { describe, type RemoteServer } from "../../remote/http.js";
+import { EngineFailedError, EngineUnavailableError, RequestAbortedError } from "../../types.js";
 
 /**
  * The gateway's HTTP client: node:http with a keep-alive pool. The gateway makes one upstream

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { buildPrompt } from "../../judgment/prompt.js";
-import type { Question } from "../../judgment/schema.js";
+import { buildPrompt } from "../../../judgment/prompt.js";
+import type { Question } from "../../../judgment/schema.js";
 import { inputTokensUpperBound } from "../systemone/upstream-request.js";
-import { BudgetError, UpstreamLimitError } from "../types.js";
+import { BudgetError, UpstreamLimitError } from "../../types.js";
 import { prepareDecisionsRequest } from "./request.js";
 import { DeclinedQuestionError, readDecisionsAnswers } from "./validation.js";
 

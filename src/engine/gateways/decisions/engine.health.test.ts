@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { call, postJudgment, show } from "../../testing/http-client.js";
-import { startTestServer, type TestServer } from "../../testing/server.js";
-import { openAIError, startDecisionsStandIn, STAND_IN_KEY, type DecisionsStandIn } from "../../testing/standins/decisions-upstream.js";
-import { parseConfig } from "../../config/environment.js";
-import { createEngine } from "../factory.js";
-import type { RemoteEngineOptions } from "../remote/options.js";
+import { call, postJudgment, show } from "../../../testing/http-client.js";
+import { startTestServer, type TestServer } from "../../../testing/server.js";
+import { openAIError, startDecisionsStandIn, STAND_IN_KEY, type DecisionsStandIn } from "../../../testing/standins/decisions-upstream.js";
+import { parseConfig } from "../../../config/environment.js";
+import { createEngine } from "../../factory.js";
+import type { RemoteEngineOptions } from "../../remote/options.js";
 import { createDecisionsEngine } from "./engine.js";
 
 /**

@@ -1,11 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { chargeFor } from "../../money/money.js";
-import { buildPrompt } from "../../judgment/prompt.js";
-import type { Question } from "../../judgment/schema.js";
-import { billingState, moneyTables } from "../../testing/billing-http.js";
-import { call, postJudgment, show } from "../../testing/http-client.js";
-import { expectErrorResponse, okJson } from "../../testing/route-assertions.js";
-import { startTestServer, type TestServer } from "../../testing/server.js";
+import { chargeFor } from "../../../money/money.js";
+import { buildPrompt } from "../../../judgment/prompt.js";
+import type { Question } from "../../../judgment/schema.js";
+import { billingState, moneyTables } from "../../../testing/billing-http.js";
+import { call, postJudgment, show } from "../../../testing/http-client.js";
+import { expectErrorResponse, okJson } from "../../../testing/route-assertions.js";
+import { startTestServer, type TestServer } from "../../../testing/server.js";
 import { createSystemOneEngine } from "./engine.js";
 
 /**

@@ -1,5 +1,5 @@
 import { ARGMAX_TOLERANCE, objectOrFail, own, probability, SCORE_TOLERANCE, shown, SUM_TOLERANCE } from "../systemone/validation.js";
-import { EngineFailedError, UpstreamRejectedError } from "../types.js";
+import { EngineFailedError, UpstreamRejectedError } from "../../types.js";
 import type { ExpectedDecision } from "./request.js";
 
 /**

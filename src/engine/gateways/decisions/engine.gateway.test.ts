@@ -1,13 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { buildPrompt } from "../../judgment/prompt.js";
-import type { Question } from "../../judgment/schema.js";
-import { chargeFor } from "../../money/money.js";
-import { postDecisions } from "../../routes/decisions/test-helpers.js";
-import { billingState } from "../../testing/billing-http.js";
-import { postJudgment, show } from "../../testing/http-client.js";
-import { expectErrorResponse, okJson, own } from "../../testing/route-assertions.js";
-import { startTestServer, type TestServer } from "../../testing/server.js";
-import { startDecisionsStandIn, STAND_IN_KEY, type DecisionsStandIn } from "../../testing/standins/decisions-upstream.js";
+import { buildPrompt } from "../../../judgment/prompt.js";
+import type { Question } from "../../../judgment/schema.js";
+import { chargeFor } from "../../../money/money.js";
+import { postDecisions } from "../../../routes/decisions/test-helpers.js";
+import { billingState } from "../../../testing/billing-http.js";
+import { postJudgment, show } from "../../../testing/http-client.js";
+import { expectErrorResponse, okJson, own } from "../../../testing/route-assertions.js";
+import { startTestServer, type TestServer } from "../../../testing/server.js";
+import { startDecisionsStandIn, STAND_IN_KEY, type DecisionsStandIn } from "../../../testing/standins/decisions-upstream.js";
 import { createDecisionsEngine } from "./engine.js";
 
 /**

@@ -1,10 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import type { LabelDiagnostics } from "../engine/types.js";
+import type { LabelDiagnostics } from "../../engine/types.js";
 
 /**
- * `x_diagnostics` on /v1/systemone and /v1/decisions: each answer gains how much probability the
- * whole vocabulary gave its label set at the first label position, and whether the most likely
- * next token was a label. Nothing else changes (same answers, same bill).
+ * The extensions both judging routes accept, /v1/systemone and /v1/decisions alike.
+ * `x_diagnostics`: each answer gains how much probability the whole vocabulary gave its label
+ * set at the first label position, and whether the most likely next token was a label; nothing
+ * else changes (same answers, same bill). `x_calibration`: contextual calibration.
  */
 
 export const DiagnosticsFlag = z

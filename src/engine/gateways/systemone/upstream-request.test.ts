@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildPrompt, SYSTEM_TEXT } from "../../judgment/prompt.js";
-import type { Question } from "../../judgment/schema.js";
-import { readyTinyEngine } from "../../testing/server.js";
-import { BudgetError, UpstreamLimitError, type JudgmentEngine } from "../types.js";
+import { buildPrompt, SYSTEM_TEXT } from "../../../judgment/prompt.js";
+import type { Question } from "../../../judgment/schema.js";
+import { readyTinyEngine } from "../../../testing/server.js";
+import { BudgetError, UpstreamLimitError, type JudgmentEngine } from "../../types.js";
 import {
   checkUpstreamLimits,
   inputTokensUpperBound,

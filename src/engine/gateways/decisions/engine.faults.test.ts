@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { buildPrompt } from "../../judgment/prompt.js";
-import type { Question } from "../../judgment/schema.js";
-import { chargeFor } from "../../money/money.js";
-import { expectDecisionsError, postDecisions } from "../../routes/decisions/test-helpers.js";
-import { billingState, moneyTables } from "../../testing/billing-http.js";
-import { postJudgment, show, type CapturedResponse } from "../../testing/http-client.js";
-import { expectErrorResponse, okJson } from "../../testing/route-assertions.js";
-import { startTestServer, type TestServer } from "../../testing/server.js";
-import { openAIError, startDecisionsStandIn, STAND_IN_KEY, type DecisionsFault, type DecisionsStandIn } from "../../testing/standins/decisions-upstream.js";
+import { buildPrompt } from "../../../judgment/prompt.js";
+import type { Question } from "../../../judgment/schema.js";
+import { chargeFor } from "../../../money/money.js";
+import { expectDecisionsError, postDecisions } from "../../../routes/decisions/test-helpers.js";
+import { billingState, moneyTables } from "../../../testing/billing-http.js";
+import { postJudgment, show, type CapturedResponse } from "../../../testing/http-client.js";
+import { expectErrorResponse, okJson } from "../../../testing/route-assertions.js";
+import { startTestServer, type TestServer } from "../../../testing/server.js";
+import { openAIError, startDecisionsStandIn, STAND_IN_KEY, type DecisionsFault, type DecisionsStandIn } from "../../../testing/standins/decisions-upstream.js";
 import { createDecisionsEngine } from "./engine.js";
 
 /**

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { call, postJudgment, show } from "../../testing/http-client.js";
-import { startTestServer, type TestServer } from "../../testing/server.js";
-import { fixedAnswerFor, startSystemOneStandIn, type SystemOneStandIn } from "../../testing/standins/systemone-upstream.js";
+import { call, postJudgment, show } from "../../../testing/http-client.js";
+import { startTestServer, type TestServer } from "../../../testing/server.js";
+import { fixedAnswerFor, startSystemOneStandIn, type SystemOneStandIn } from "../../../testing/standins/systemone-upstream.js";
 import { createSystemOneEngine } from "./engine.js";
 
 /**

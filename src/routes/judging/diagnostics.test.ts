@@ -1,15 +1,15 @@
 import { getLlama, resolveChatWrapper, type LlamaModel, type Token } from "node-llama-cpp";
-import { okJson } from "../testing/route-assertions.js";
+import { okJson } from "../../testing/route-assertions.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createChatPromptTemplate } from "../engine/chat-prompt.js";
-import type { JudgmentEngine } from "../engine/types.js";
-import { buildPrompt, promptStyleFor } from "../judgment/prompt.js";
-import type { Question } from "../judgment/schema.js";
-import { tinyFixturePath } from "../testing/fixture.js";
-import { postJudgment, show } from "../testing/http-client.js";
-import { evaluateWithoutLoneToken } from "../testing/reference.js";
-import { readyTinyEngine, startTestServer, type TestServer } from "../testing/server.js";
-import { postDecisions } from "./decisions/test-helpers.js";
+import { createChatPromptTemplate } from "../../engine/chat-prompt.js";
+import type { JudgmentEngine } from "../../engine/types.js";
+import { buildPrompt, promptStyleFor } from "../../judgment/prompt.js";
+import type { Question } from "../../judgment/schema.js";
+import { tinyFixturePath } from "../../testing/fixture.js";
+import { postJudgment, show } from "../../testing/http-client.js";
+import { evaluateWithoutLoneToken } from "../../testing/reference.js";
+import { readyTinyEngine, startTestServer, type TestServer } from "../../testing/server.js";
+import { postDecisions } from "../decisions/test-helpers.js";
 
 /**
  * `x_diagnostics` on both routes, real engine and tiny fixture model: the label mass and top

@@ -1,6 +1,6 @@
-import type { JudgmentPrompt } from "../../judgment/prompt.js";
-import { describe, quote } from "../remote/http.js";
-import type { RemoteEngineOptions } from "../remote/options.js";
+import type { JudgmentPrompt } from "../../../judgment/prompt.js";
+import { describe, quote } from "../../remote/http.js";
+import type { RemoteEngineOptions } from "../../remote/options.js";
 import { PROBE_TIMEOUT_MS } from "../systemone/engine.js";
 import { createTransport } from "../systemone/transport.js";
 import {
@@ -11,11 +11,11 @@ import {
   type EngineStatus,
   type JudgmentEngine,
   type PreparedJudgment,
-} from "../types.js";
+} from "../../types.js";
 import { DecisionsPrepared, DEFAULT_DECISIONS_MODEL, prepareDecisionsRequest, type DecisionsCall } from "./request.js";
 import { probeStatus, UPSTREAM_FAILED, UPSTREAM_UNAVAILABLE, UPSTREAM_UNUSABLE, upstreamRefusal } from "./upstream-errors.js";
 import { readDecisionsAnswers } from "./validation.js";
-import { messageOf } from "../../error-message.js";
+import { messageOf } from "../../../error-message.js";
 
 /**
  * The decisions gateway: answers the request's questions by asking any server of OpenAI's

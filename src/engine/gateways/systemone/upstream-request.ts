@@ -1,7 +1,7 @@
-import type { JudgmentPrompt } from "../../judgment/prompt.js";
-import type { Question } from "../../judgment/schema.js";
-import { keyed } from "../../judgment/keyed.js";
-import { BudgetError, UpstreamLimitError, type PreparedJudgment } from "../types.js";
+import type { JudgmentPrompt } from "../../../judgment/prompt.js";
+import type { Question } from "../../../judgment/schema.js";
+import { keyed } from "../../../judgment/keyed.js";
+import { BudgetError, UpstreamLimitError, type PreparedJudgment } from "../../types.js";
 
 /**
  * What the gateway sends upstream, built from the request's own questions (never our rendered

@@ -1,6 +1,6 @@
-import type { JudgmentPrompt } from "../../judgment/prompt.js";
-import { describe, quote } from "../remote/http.js";
-import type { RemoteEngineOptions } from "../remote/options.js";
+import type { JudgmentPrompt } from "../../../judgment/prompt.js";
+import { describe, quote } from "../../remote/http.js";
+import type { RemoteEngineOptions } from "../../remote/options.js";
 import {
   EngineFailedError,
   EngineUnavailableError,
@@ -10,11 +10,11 @@ import {
   type EngineStatus,
   type JudgmentEngine,
   type PreparedJudgment,
-} from "../types.js";
+} from "../../types.js";
 import { createTransport, type UpstreamReply } from "./transport.js";
 import { prepareUpstreamRequest, SystemOnePrepared } from "./upstream-request.js";
 import { readUpstreamAnswers } from "./validation.js";
-import { messageOf } from "../../error-message.js";
+import { messageOf } from "../../../error-message.js";
 
 /**
  * The System One gateway: forwards the request's questions to any server that speaks

@@ -1,7 +1,7 @@
-import type { JudgmentPrompt } from "../../judgment/prompt.js";
-import { renderValue, type NumberTexts } from "../../judgment/render.js";
-import type { Question } from "../../judgment/schema.js";
-import { BudgetError, type PreparedJudgment } from "../types.js";
+import type { JudgmentPrompt } from "../../../judgment/prompt.js";
+import { renderValue, type NumberTexts } from "../../../judgment/render.js";
+import type { Question } from "../../../judgment/schema.js";
+import { BudgetError, type PreparedJudgment } from "../../types.js";
 import { checkUpstreamLimits, inputTokensUpperBound, upstreamId, type UpstreamLimits } from "../systemone/upstream-request.js";
 
 /**

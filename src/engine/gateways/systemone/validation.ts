@@ -1,5 +1,5 @@
-import { quote } from "../remote/http.js";
-import { EngineFailedError } from "../types.js";
+import { quote } from "../../remote/http.js";
+import { EngineFailedError } from "../../types.js";
 import type { ExpectedAnswer } from "./upstream-request.js";
 
 /**
