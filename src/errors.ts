@@ -43,7 +43,15 @@ export const ERROR_STATUS = {
   key_not_found: 404,
   /** Admin API only: no admin token with that id. */
   admin_token_not_found: 404,
+  /** No task with that id or name in the key's account (another account's task is not found either). */
+  task_not_found: 404,
   idempotency_key_in_use: 409,
+  /** The account already has a task of that name. */
+  task_exists: 409,
+  /** The account has as many tasks as its quota (JUDGE_TASKS_PER_ACCOUNT). */
+  task_quota_exceeded: 409,
+  /** A fit of the task is running: one at a time per task. */
+  fit_in_progress: 409,
   /** Admin API: another plan already has that name. */
   plan_exists: 409,
   body_too_large: 413,
@@ -120,7 +128,11 @@ export const ERROR_TYPE = {
   plan_not_found: "not_found_error",
   key_not_found: "not_found_error",
   admin_token_not_found: "not_found_error",
+  task_not_found: "not_found_error",
   idempotency_key_in_use: "api_usage_error",
+  task_exists: "api_usage_error",
+  task_quota_exceeded: "api_usage_error",
+  fit_in_progress: "api_usage_error",
   plan_exists: "api_usage_error",
   body_too_large: "max_tokens_exceeded",
   unsupported_content_encoding: "api_usage_error",
@@ -187,6 +199,10 @@ function fromStoreError(error: StoreError): ApiError {
     case "account_not_found":
     case "plan_not_found":
     case "plan_exists":
+    case "task_not_found":
+    case "task_exists":
+    case "task_quota_exceeded":
+    case "fit_in_progress":
       return new ApiError(error.code, error.message);
     case "account_disabled":
       return new ApiError("account_disabled", "the account of this API key is disabled; ask the service's operator");

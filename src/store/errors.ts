@@ -10,6 +10,10 @@ export type StoreErrorCode =
   | "plan_exists"
   | "ambiguous_prefix"
   | "invalid_input"
+  | "task_exists"
+  | "task_not_found"
+  | "task_quota_exceeded"
+  | "fit_in_progress"
   | "schema_too_new"
   /** The database cannot be reached, refused the connection, or did not answer in time. */
   | "database_unavailable";

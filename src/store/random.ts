@@ -28,6 +28,6 @@ export function randomBase62(length: number): string {
 const ID_RANDOM_LENGTH = 16;
 
 /** A prefixed public identifier such as `acct_…` or `key_…`; prefixes make ids self-describing. */
-export function newId(prefix: "acct" | "key" | "plan" | "res" | "adm"): string {
+export function newId(prefix: "acct" | "key" | "plan" | "res" | "adm" | "task" | "fit"): string {
   return `${prefix}_${randomBase62(ID_RANDOM_LENGTH)}`;
 }

@@ -115,6 +115,31 @@ export interface Tables {
     account_id: string | null;
     details: string;
   };
+  /** A tenant's task (migrations/0009-tasks.ts): `definition` is JSON (its questions and floors). */
+  tasks: { id: string; account_id: string; name: string; definition: string; examples: number; created_at: number };
+  /** A task's labelled examples in upload order; `body` is the example's JSON. */
+  task_examples: { task_id: string; position: number; body: string };
+  task_fits: {
+    id: string;
+    task_id: string;
+    account_id: string;
+    key_id: string | null;
+    model: string;
+    state: "running" | "succeeded" | "failed";
+    total: number;
+    done: Generated<number>;
+    input_tokens: Generated<number>;
+    charged_micro: Generated<number>;
+    error_code: string | null;
+    error_message: string | null;
+    version: number | null;
+    owner: string;
+    heartbeat_at: number;
+    created_at: number;
+    finished_at: number | null;
+  };
+  /** Immutable (a trigger refuses UPDATE): `binding`, `heads` and `report` are JSON. */
+  task_versions: { task_id: string; version: number; fit_id: string; model: string; binding: string; heads: string; report: string; created_at: number };
 }
 
 /** A table's row as a query reads it (generated columns as their values), of the columns named: the repositories' row types. */

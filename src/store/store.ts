@@ -12,6 +12,7 @@ import { isPostgresUrl, openPostgres } from "./postgres.js";
 import { createRateWindowsRepository } from "./rate-windows.js";
 import { createReportsRepository } from "./reports.js";
 import { openSqlite } from "./sqlite.js";
+import { createTasksRepository } from "./tasks.js";
 import type { Store } from "./types.js";
 import { existsSync } from "node:fs";
 import { sql } from "kysely";
@@ -132,6 +133,7 @@ function storeOver(database: Database, options: StoreOptions): Store {
     audit: guard("audit", createAuditRepository(database)),
     adminTokens: guard("adminTokens", createAdminTokensRepository(database, now)),
     reports: guard("reports", createReportsRepository(database, now)),
+    tasks: guard("tasks", createTasksRepository(database, now)),
     ping: () => database.ping(),
     close: () => database.close(),
   };

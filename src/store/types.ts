@@ -6,6 +6,7 @@ import type { KeysRepository } from "./keys-types.js";
 import type { LedgerRepository } from "./ledger-types.js";
 import type { PlansRepository } from "./plans-types.js";
 import type { ReportsRepository } from "./reports-types.js";
+import type { TasksRepository } from "./tasks-types.js";
 
 /** Each repository's types beside it, and here as one set. Timestamps are milliseconds since the Unix epoch. */
 export type * from "./accounts-types.js";
@@ -16,6 +17,7 @@ export type * from "./keys-types.js";
 export type * from "./ledger-types.js";
 export type * from "./plans-types.js";
 export type * from "./reports-types.js";
+export type * from "./tasks-types.js";
 
 export interface Store {
   /** Which engine holds the data, and where (a file path, or a URL without its password). */
@@ -32,6 +34,8 @@ export interface Store {
   adminTokens: AdminTokensRepository;
   /** The console's reports across accounts, and the server errors the edge records (reports.ts). */
   reports: ReportsRepository;
+  /** Tenants' tasks, their examples, fits and versions (tasks.ts). */
+  tasks: TasksRepository;
   /** Resolves when the database answers; rejects with StoreError database_unavailable. */
   ping(): Promise<void>;
   close(): Promise<void>;

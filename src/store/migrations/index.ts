@@ -7,6 +7,7 @@ import { migration as auditLog } from "./0005-accounts-disabled-admin-tokens-aud
 import { migration as keyLimits } from "./0006-key-limits.js";
 import { migration as serverErrors } from "./0007-server-errors-and-ledger-keys.js";
 import { migration as ledgerModels } from "./0008-ledger-model-and-plan-models.js";
+import { migration as tasks } from "./0009-tasks.js";
 
 export type { Migration } from "./migration.js";
 
@@ -24,4 +25,5 @@ export const MIGRATIONS: readonly Migration[] = [
   keyLimits,
   serverErrors,
   ledgerModels,
+  tasks,
 ];
