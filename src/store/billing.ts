@@ -54,7 +54,7 @@ type Statements = ReturnType<typeof billingStatements>;
 
 /** The balance and the period's usage of one account, as headers report them. */
 async function readStanding(st: Statements, q: Queries, accountId: string, periodStart: number): Promise<Standing | undefined> {
-  const [row] = await st.standing.all(q, [periodStart, accountId]);
+  const [row] = await st.standing.all(q, { accountId, periodStart });
   if (!row) return undefined;
   return {
     planUsed: (row.used ?? 0) + (row.reserved ?? 0),
@@ -75,8 +75,8 @@ export function createBillingRepository(database: Database, now: () => number, r
 
   const holdOnPlan = async (trx: Queries, input: HoldRequest) => {
     const { accountId, periodStart, questions } = input;
-    await st.openPeriod.all(trx, [accountId, periodStart]);
-    const [changed] = await st.holdOnPlan.all(trx, [questions, accountId, periodStart, questions, accountId]);
+    await st.openPeriod.all(trx, { accountId, periodStart });
+    const [changed] = await st.holdOnPlan.all(trx, { accountId, periodStart, questions });
     return changed;
   };
 
@@ -85,10 +85,10 @@ export function createBillingRepository(database: Database, now: () => number, r
     const onPlan = input.allowanceMayPay === false ? undefined : await holdOnPlan(trx, input);
     if (onPlan) return { billedTo: "plan" as const, changed: onPlan };
     const { accountId, amountMicro } = input;
-    const [onBalance] = await st.holdOnBalance.all(trx, [amountMicro, accountId, amountMicro]);
+    const [onBalance] = await st.holdOnBalance.all(trx, { accountId, amountMicro });
     if (!onBalance) throw new NothingCanPay();
     // After the account's row, as settle and release take them: one lock order, no deadlock.
-    if (input.keyId !== undefined && !(await st.holdOnKey.all(trx, [amountMicro, input.keyId, amountMicro]))[0]) throw new KeyCannotPay();
+    if (input.keyId !== undefined && !(await st.holdOnKey.all(trx, { keyId: input.keyId, amountMicro }))[0]) throw new KeyCannotPay();
     return { billedTo: "balance" as const, changed: onBalance };
   };
 
@@ -98,13 +98,12 @@ export function createBillingRepository(database: Database, now: () => number, r
         const at = now();
         if (input.idempotencyKey !== undefined) {
           // The claim lives as long as the hold: a retry cannot take the key while this request may still settle.
-          const [kept] = await st.keepIdempotencyClaim.all(trx, [
-            at + reservationTtlMs,
-            at + reservationTtlMs,
-            input.accountId,
-            input.idempotencyKey,
-            input.requestId,
-          ]);
+          const [kept] = await st.keepIdempotencyClaim.all(trx, {
+            accountId: input.accountId,
+            key: input.idempotencyKey,
+            owner: input.requestId,
+            until: at + reservationTtlMs,
+          });
           if (!kept) return { ok: false, reason: "idempotency_key_lost" } as const;
         }
         const before = await readStanding(st, trx, input.accountId, input.periodStart);
@@ -124,21 +123,7 @@ export function createBillingRepository(database: Database, now: () => number, r
           key_id: billedTo === "balance" ? (input.keyId ?? null) : null,
           model: input.model ?? null,
         };
-        const { id, account_id, billed_to, questions, input_tokens, amount_micro, period_start, request_id, expires_at, key_id, model } = row;
-        await st.insertReservation.all(trx, [
-          id,
-          account_id,
-          billed_to,
-          questions,
-          input_tokens,
-          amount_micro,
-          period_start,
-          request_id,
-          expires_at,
-          at,
-          key_id,
-          model,
-        ]);
+        await st.insertReservation.all(trx, { ...row, created_at: at });
         // The returned hold names the request's key even when the allowance pays, so its ledger entry does.
         return { ok: true, reservation: { ...toReservation(row), keyId: input.keyId ?? null }, standing: withChanged(before, changed) } as const;
       });
@@ -147,7 +132,7 @@ export function createBillingRepository(database: Database, now: () => number, r
       const standing = await readStanding(st, db, input.accountId, input.periodStart);
       if (!standing) return { ok: false, reason: "account_not_found" };
       if (error instanceof NothingCanPay) return { ok: false, reason: "insufficient_funds", standing };
-      const [spend] = await st.keySpend.all(db, [input.keyId!]);
+      const [spend] = await st.keySpend.all(db, { keyId: input.keyId! });
       const key = { budgetMicro: spend?.budget_micro ?? 0, spentMicro: spend?.spent_micro ?? 0, heldMicro: spend?.held_micro ?? 0 };
       return { ok: false, reason: "key_budget_exhausted", standing, key };
     }
@@ -157,22 +142,22 @@ export function createBillingRepository(database: Database, now: () => number, r
   const giveBack = async (trx: Queries, row: ReservationRow) => {
     const changed =
       row.billed_to === "plan"
-        ? await st.releaseOnPlan.all(trx, [row.questions, row.account_id, row.period_start])
-        : await st.releaseOnBalance.all(trx, [row.amount_micro, row.account_id]);
+        ? await st.releaseOnPlan.all(trx, { accountId: row.account_id, periodStart: row.period_start, questions: row.questions })
+        : await st.releaseOnBalance.all(trx, { accountId: row.account_id, amountMicro: row.amount_micro });
     theOnly<unknown>(changed, "release");
-    if (row.key_id !== null) theOnly(await st.releaseOnKey.all(trx, [row.amount_micro, row.key_id]), "release on the key");
+    if (row.key_id !== null) theOnly(await st.releaseOnKey.all(trx, { keyId: row.key_id, amountMicro: row.amount_micro }), "release on the key");
   };
 
   /** Whether the request still owns its key (keeping it, and on PostgreSQL locking its row, until commit). */
   const ownsKey = async (trx: Queries, row: ReservationRow, key: string) => {
     const at = now();
-    const [kept] = await st.keepIdempotencyClaim.all(trx, [at, at, row.account_id, key, row.request_id]);
+    const [kept] = await st.keepIdempotencyClaim.all(trx, { accountId: row.account_id, key, owner: row.request_id, until: at });
     return kept !== undefined;
   };
 
   const release = (reservationId: string) =>
     database.transaction(async (trx) => {
-      const [row] = await st.take.all(trx, [reservationId]);
+      const [row] = await st.take.all(trx, { id: reservationId });
       if (!row) return false;
       await giveBack(trx, row);
       return true;
@@ -180,7 +165,7 @@ export function createBillingRepository(database: Database, now: () => number, r
 
   const settle: BillingRepository["settle"] = (reservation, idempotency, standingPeriodStart, charge) =>
     database.transaction(async (trx) => {
-      const [row] = await st.take.all(trx, [reservation.id]);
+      const [row] = await st.take.all(trx, { id: reservation.id });
       if (!row) return undefined;
       if (idempotency && !(await ownsKey(trx, row, idempotency.key))) {
         // A retry took the key over (this request outlived its claim) and is charged itself:
@@ -197,29 +182,36 @@ export function createBillingRepository(database: Database, now: () => number, r
       // Everything that needs no lock on the account's or the period's row comes first.
       const before = (await readStanding(st, trx, row.account_id, period))!;
       const kind = plan ? "plan" : "charge";
-      await st.insertLedger.all(trx, [
-        row.account_id,
+      await st.insertLedger.all(trx, {
+        account_id: row.account_id,
         at,
         kind,
-        -amount,
-        row.questions,
-        tokens,
-        plan ? row.period_start : null,
-        row.request_id,
-        reservation.keyId ?? null,
-        row.model,
-      ]);
+        amount_micro: -amount,
+        questions: row.questions,
+        input_tokens: tokens,
+        period_start: plan ? row.period_start : null,
+        request_id: row.request_id,
+        key_id: reservation.keyId ?? null,
+        model: row.model,
+      });
       const changed = plan
-        ? theOnly(await st.chargePlan.all(trx, [row.questions, row.questions, row.account_id, row.period_start]), "settle")
-        : theOnly(await st.chargeBalance.all(trx, [row.amount_micro, amount, row.account_id]), "settle");
-      if (row.key_id !== null) theOnly(await st.chargeKey.all(trx, [row.amount_micro, amount, row.key_id]), "settle on the key");
+        ? theOnly(await st.chargePlan.all(trx, { accountId: row.account_id, periodStart: row.period_start, questions: row.questions }), "settle")
+        : theOnly(await st.chargeBalance.all(trx, { accountId: row.account_id, heldMicro: row.amount_micro, amountMicro: amount }), "settle");
+      if (row.key_id !== null)
+        theOnly(await st.chargeKey.all(trx, { keyId: row.key_id, heldMicro: row.amount_micro, amountMicro: amount }), "settle on the key");
       // A hold settled after its period ended changed the old period's usage, not the one reported.
       const reported = plan && period !== row.period_start ? before : withChanged(before, changed);
       const result = { billedTo: row.billed_to, standing: reported };
       if (idempotency) {
         const response = JSON.stringify({ body: idempotency.body, ...result });
         theOnly(
-          await st.completeIdempotencyKey.all(trx, [response, at + IDEMPOTENCY_RETENTION_MS, row.account_id, idempotency.key, row.request_id]),
+          await st.completeIdempotencyKey.all(trx, {
+            accountId: row.account_id,
+            key: idempotency.key,
+            owner: row.request_id,
+            response,
+            expiresAt: at + IDEMPOTENCY_RETENTION_MS,
+          }),
           "completing the idempotency key",
         );
       }

@@ -1,4 +1,5 @@
 import type { Database } from "./database.js";
+import { namedStatement } from "./named-statement.js";
 import type { IdempotencyClaim, IdempotencyRepository, StoredResponse } from "./types.js";
 
 /**
@@ -9,19 +10,25 @@ import type { IdempotencyClaim, IdempotencyRepository, StoredResponse } from "./
  */
 export function createIdempotencyRepository(database: Database, now: () => number, runningTtlMs: number): IdempotencyRepository {
   const { db } = database;
-  // A request with an Idempotency-Key runs these (plain SQL: see Statement in database.ts).
-  const insertOrTakeExpired = database.statement<{ owner: string }>(
+  // A request with an Idempotency-Key runs these (plain SQL: see Statement in database.ts; named parameters: named-statement.ts).
+  type Key = { accountId: string; key: string };
+  const insertOrTakeExpired = namedStatement<Key & { requestHash: string; owner: string; at: number; expiresAt: number }, { owner: string }>(
+    database,
     `INSERT INTO idempotency_keys (account_id, "key", request_hash, owner, state, response, created_at, expires_at)
-     VALUES (?, ?, ?, ?, 'running', NULL, ?, ?)
+     VALUES (:accountId, :key, :requestHash, :owner, 'running', NULL, :at, :expiresAt)
      ON CONFLICT (account_id, "key") DO UPDATE SET request_hash = excluded.request_hash, owner = excluded.owner,
        state = excluded.state, response = excluded.response, created_at = excluded.created_at, expires_at = excluded.expires_at
-     WHERE idempotency_keys.expires_at <= ?
+     WHERE idempotency_keys.expires_at <= :at
      RETURNING owner`,
   );
-  const find = database.statement<{ request_hash: string; state: "running" | "done"; response: string | null }>(
-    `SELECT request_hash, state, response FROM idempotency_keys WHERE account_id = ? AND "key" = ?`,
+  const find = namedStatement<Key, { request_hash: string; state: "running" | "done"; response: string | null }>(
+    database,
+    `SELECT request_hash, state, response FROM idempotency_keys WHERE account_id = :accountId AND "key" = :key`,
   );
-  const forget = database.statement<never>(`DELETE FROM idempotency_keys WHERE account_id = ? AND "key" = ? AND owner = ? AND state = 'running'`);
+  const forget = namedStatement<Key & { owner: string }>(
+    database,
+    `DELETE FROM idempotency_keys WHERE account_id = :accountId AND "key" = :key AND owner = :owner AND state = 'running'`,
+  );
 
   /**
    * One statement decides who owns the key, on any number of instances: the insert wins when
@@ -30,9 +37,9 @@ export function createIdempotencyRepository(database: Database, now: () => numbe
   async function claim(input: Parameters<IdempotencyRepository["claim"]>[0]): Promise<IdempotencyClaim> {
     const at = now();
     const { accountId, key, requestHash, owner } = input;
-    const [claimed] = await insertOrTakeExpired.all(db, [accountId, key, requestHash, owner, at, at + runningTtlMs, at]);
+    const [claimed] = await insertOrTakeExpired.all(db, { accountId, key, requestHash, owner, at, expiresAt: at + runningTtlMs });
     if (claimed?.owner === owner) return { kind: "claimed" };
-    const [row] = await find.all(db, [accountId, key]);
+    const [row] = await find.all(db, { accountId, key });
     // Abandoned between the two statements: the key is free again.
     if (!row) return claim(input);
     if (row.state === "running") return { kind: "running" };
@@ -43,7 +50,7 @@ export function createIdempotencyRepository(database: Database, now: () => numbe
   return {
     claim,
     async abandon(input) {
-      await forget.all(db, [input.accountId, input.key, input.owner]);
+      await forget.all(db, { accountId: input.accountId, key: input.key, owner: input.owner });
     },
     async sweep() {
       const expired = await db.deleteFrom("idempotency_keys").where("expires_at", "<=", now()).executeTakeFirst();
