@@ -4,7 +4,7 @@ import { formatReport } from "../bench/format-report.js";
 import { parseConcurrencyList, parseDuration, parseInteger } from "../bench/options.js";
 import { endpointUrl } from "../clients/judgment-endpoint.js";
 import { BenchError, runBench, type BenchSettings } from "../bench/run.js";
-import { CliError, emit } from "./context.js";
+import { CliError, emit, ioOf } from "./context.js";
 import { messageOf } from "../error-message.js";
 
 interface BenchOptions {
@@ -106,7 +106,7 @@ export function registerBenchCommand(program: Command): void {
     .option("--allow-rate-limit", "run even when the key's requests per minute are below the load (the figures then measure the limit)")
     .action(async (options: BenchOptions, command: Command) => {
       const settings = toSettings(options);
-      const log = (line: string) => process.stderr.write(`${line}\n`);
+      const log = (line: string) => void ioOf(command).stderr.write(`${line}\n`);
       const report = await runBench(settings, { log }).catch((error: unknown) => {
         throw error instanceof BenchError ? new CliError(error.message) : error;
       });

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { userInfo } from "node:os";
-import { loadConfig } from "../config/environment.js";
+import { loadConfig, parseConfig } from "../config/environment.js";
 import type { Config } from "../config/types.js";
 import { buildServices, type Services } from "../services/build.js";
 import type { AccountSummary } from "../services/accounts.js";
@@ -23,6 +23,36 @@ export class CliError extends Error {
   }
 }
 
+/** What a command writes to: the process's streams under bin/judge.js, a test's buffers in process. */
+export interface OutputStream {
+  write(text: string): unknown;
+  isTTY?: boolean;
+  columns?: number;
+}
+
+/** A run's streams and environment, given to runCli (program.ts) and found by every command through ioOf. */
+export interface CliIo {
+  stdout: OutputStream;
+  stderr: OutputStream;
+  /** The JUDGE_* settings to read; without it, the process's own (read in config/environment.ts alone). */
+  env?: Record<string, string | undefined>;
+}
+
+// Keyed by the root program: a run's commands are its descendants, and each run builds its own.
+const IO = new WeakMap<Command, CliIo>();
+
+export function bindIo(program: Command, io: CliIo): void {
+  IO.set(program, io);
+}
+
+export function ioOf(command: Command): CliIo {
+  let root = command;
+  while (root.parent) root = root.parent;
+  const io = IO.get(root);
+  if (!io) throw new Error(`judge ${command.name()}: a command run outside runCli has no streams`);
+  return io;
+}
+
 export function globalOptions(command: Command): GlobalOptions {
   return command.optsWithGlobals<GlobalOptions>();
 }
@@ -31,7 +61,8 @@ export function globalOptions(command: Command): GlobalOptions {
 export function resolveConfig(command: Command, overrides: Record<string, string> = {}): Config {
   let config: Config;
   try {
-    config = loadConfig(overrides);
+    const { env } = ioOf(command);
+    config = env ? parseConfig({ ...env, ...overrides }) : loadConfig(overrides);
   } catch (error) {
     throw new CliError(messageOf(error));
   }
@@ -68,7 +99,7 @@ export const isInMemory = (db: string) => db === ":memory:" || db === "";
 /** Prints `json` as JSON under `--json`, otherwise the human-readable `text()`. */
 export function emit(command: Command, output: { json: unknown; text: () => string }): void {
   const rendered = globalOptions(command).json ? JSON.stringify(output.json, null, 2) : output.text();
-  process.stdout.write(`${rendered}\n`);
+  ioOf(command).stdout.write(`${rendered}\n`);
 }
 
 /** A mistyped id must fail rather than look like an account with no keys or no ledger entries. */

@@ -1,16 +1,16 @@
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command } from "commander";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replyTo, startFakeJudgeServer } from "../testing/fake-judge-server.js";
 import { temperaturesFor } from "../judgment/calibration.js";
 import { loadCalibrationFile } from "../services/calibration-file.js";
 import { startTestServer, type TestServer } from "../testing/server.js";
-import { CliError } from "./context.js";
+import { bindIo, CliError } from "./context.js";
 import { registerEvaluationCommands } from "./evaluation.js";
+import { runJudge } from "./test-helpers.js";
 
 /**
  * `judge eval` and `judge calibrate` end to end against the real server on the tiny fixture
@@ -41,21 +41,16 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Runs the commands in this process through commander, capturing stdout and stderr. */
+/** Runs the two commands alone through commander, capturing stdout and stderr; a failure rejects with its error. */
 async function judge(...args: string[]): Promise<{ stdout: string; stderr: string }> {
-  const program = new Command("judge").option("--json").exitOverride();
+  const output = { stdout: "", stderr: "" };
+  const stdout = { write: (text: string) => (output.stdout += text) };
+  const stderr = { write: (text: string) => (output.stderr += text) };
+  const program = new Command("judge").option("--json").exitOverride().configureOutput({ writeOut: stdout.write, writeErr: stderr.write });
+  bindIo(program, { stdout, stderr });
   registerEvaluationCommands(program);
-  let stdout = "";
-  let stderr = "";
-  const out = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => ((stdout += String(chunk)), true));
-  const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => ((stderr += String(chunk)), true));
-  try {
-    await program.parseAsync(["node", "judge", ...args]);
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-  return { stdout, stderr };
+  await program.parseAsync(args, { from: "user" });
+  return output;
 }
 
 describe("judge eval against the real server", () => {
@@ -320,21 +315,9 @@ describe("judge calibrate --folds against the real server", () => {
   });
 });
 
-describe("the judge binary", () => {
-  /** Spawned without blocking, so the in-process server keeps answering. */
-  function spawnJudge(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-    return new Promise((resolve) => {
-      const child = spawn(process.execPath, ["bin/judge.js", ...args], { cwd: repoRoot });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d) => (stdout += d));
-      child.stderr.on("data", (d) => (stderr += d));
-      child.on("close", (status) => resolve({ status, stdout, stderr }));
-    });
-  }
-
+describe("the whole CLI (runCli), as judge runs it", () => {
   it("runs calibrate with --json, progress on stderr only", async () => {
-    const run = await spawnJudge(
+    const run = await runJudge([
       "calibrate",
       sample,
       "--url",
@@ -342,11 +325,11 @@ describe("the judge binary", () => {
       "--key-file",
       keyFile,
       "--profile",
-      join(dir, "spawned.json"),
+      join(dir, "whole-cli.json"),
       "--out",
-      join(dir, "spawned"),
+      join(dir, "whole-cli"),
       "--json",
-    );
+    ]);
     expect(run.status, show(run)).toBe(0);
     expect(JSON.parse(run.stdout).model).toBe(server.engine.modelId);
     expect(run.stderr, show(run)).toMatch(/calibrate: 15\/15 requests \(100%\)/);
@@ -355,7 +338,7 @@ describe("the judge binary", () => {
   it("reports dataset mistakes in one line per problem, with file and line, and exits 1", async () => {
     const bad = join(dir, "typo.jsonl");
     writeFileSync(bad, `${JSON.stringify({ questions: { q: { type: "noul", instructions: "x" } }, gold: { q: "yes" } })}\n`);
-    const run = await spawnJudge("eval", bad, "--key", "k");
+    const run = await runJudge(["eval", bad, "--key", "k"]);
     expect(run.status, show(run)).toBe(1);
     expect(run.stderr, show(run)).toBe(
       `judge: invalid dataset ${bad}:\n${bad}:1: gold.q: a noul gold answer is true, false, or the probability (0 to 1) that the statement holds\n`,

@@ -3,7 +3,7 @@ import { EvaluationRunError, JudgmentRequestError } from "../evaluation/client.j
 import { calibrateCommand, evalCommand, type CommandIo, type CommandOutput, type ServerOptions } from "../evaluation/commands.js";
 import { DatasetError } from "../evaluation/dataset.js";
 import { DEBIAS_MODES, type DebiasMode } from "../judgment/debias.js";
-import { CliError, emit } from "./context.js";
+import { CliError, emit, ioOf } from "./context.js";
 
 /**
  * `judge eval` and `judge calibrate`: clients of any server that speaks POST /v1/systemone.
@@ -48,7 +48,11 @@ interface ServerFlags {
 
 const serverOptions = (flags: ServerFlags): ServerOptions => ({ ...flags, timeoutMs: flags.timeout });
 
-const io: CommandIo = { stderr: (text) => void process.stderr.write(text), stderrIsTTY: process.stderr.isTTY === true };
+/** The progress the work reports, on this run's stderr. */
+function progressIo(command: Command): CommandIo {
+  const { stderr } = ioOf(command);
+  return { stderr: (text) => void stderr.write(text), stderrIsTTY: stderr.isTTY === true };
+}
 
 /** Mistakes in the dataset, the options or the server's replies are reported in one line. */
 async function run(command: Command, work: () => Promise<CommandOutput>): Promise<void> {
@@ -112,7 +116,7 @@ export function registerEvaluationCommands(program: Command): void {
       debias: flags.debias,
       folds: flags.folds,
     };
-    await run(command, () => evalCommand(dataset, options, io));
+    await run(command, () => evalCommand(dataset, options, progressIo(command)));
   });
 
   const calibrate = program
@@ -137,7 +141,7 @@ export function registerEvaluationCommands(program: Command): void {
       throw new CliError("--folds and --holdout are two ways to hold answers out: give one");
     }
     const options = { ...serverOptions(flags), profile, out, holdout, folds, seed, minBucket, dryRun: flags.dryRun === true, debias: flags.debias };
-    await run(command, () => calibrateCommand(dataset, options, io));
+    await run(command, () => calibrateCommand(dataset, options, progressIo(command)));
   });
 }
 

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { MAX_MICROS } from "../money/money.js";
 import type { ApiKeyRecord, KeyChanges } from "../services/types.js";
 import { PLAN_LIMITS } from "../record-limits.js";
-import { CliError, cliActor, emit, globalOptions, withServices } from "./context.js";
+import { CliError, cliActor, emit, globalOptions, ioOf, withServices } from "./context.js";
 import { followUp } from "./follow-up.js";
 import { parseEurosOption, parseWholeNumber } from "./options.js";
 import { INSTANT_FORMAT, parseInstant } from "../views/instants.js";
@@ -115,7 +115,7 @@ export function registerKeysCommands(program: Command): void {
       );
       emit(command, { json: created, text: () => formatKeyCreated(created) });
       // Under --json stdout is for machines; the reminder still reaches the person running it.
-      if (globalOptions(command).json) process.stderr.write(`${SHOWN_ONCE_NOTICE}\n`);
+      if (globalOptions(command).json) ioOf(command).stderr.write(`${SHOWN_ONCE_NOTICE}\n`);
     });
 
   keys

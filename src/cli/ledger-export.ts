@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import type { LedgerKind } from "../services/types.js";
 import { LEDGER_KINDS, MAX_LEDGER_PAGE } from "../record-limits.js";
 import { csv, LEDGER_CSV_HEADER, ledgerCsvRow, USAGE_CSV_HEADER, usageCsvRow } from "../views/csv.js";
-import { CliError, requireAccount, withServices } from "./context.js";
+import { CliError, ioOf, requireAccount, withServices } from "./context.js";
 import { parseWholeNumber } from "./options.js";
 import { DAY_MS } from "../money/periods.js";
 
@@ -35,7 +35,7 @@ export function registerLedgerExports(ledger: Command): void {
           before = page.nextBefore;
         }
       });
-      process.stdout.write(csv(LEDGER_CSV_HEADER, rows));
+      ioOf(command).stdout.write(csv(LEDGER_CSV_HEADER, rows));
     });
 
   ledger
@@ -50,6 +50,6 @@ export function registerLedgerExports(ledger: Command): void {
         const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
         return services.reports.usageByAccountDay({ start: today - (days - 1) * DAY_MS, end: today + DAY_MS }, options.account);
       });
-      process.stdout.write(csv(USAGE_CSV_HEADER, rows.map(usageCsvRow)));
+      ioOf(command).stdout.write(csv(USAGE_CSV_HEADER, rows.map(usageCsvRow)));
     });
 }
