@@ -25,7 +25,8 @@ import { softmax } from "./optimise.js";
 import { clipLogProbs } from "./rows.js";
 import type { Head } from "./types.js";
 
-export { BIAS_L2, chooseL2, L2_GRID } from "./level2.js";
+export { chooseL2, L2_GRID } from "./level2.js";
+export { BIAS_L2 } from "./logistic.js";
 export { LEVEL1_L2 } from "./level1.js";
 export { metricsOf, NLL_FLOOR, RELIABILITY_BINS, reliabilityOf } from "./metrics.js";
 export { type CrossValidation, crossValidate, DEFAULT_FOLDS, fitQuestionHead, PRIOR_SMOOTHING } from "./report.js";
