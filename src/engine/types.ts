@@ -28,6 +28,15 @@ export interface JudgmentEngine {
   prepare(prompt: JudgmentPrompt, signal?: AbortSignal): Promise<PreparedJudgment>;
   /** Runs the model; throws `EngineUnavailableError`, `EngineFailedError` or `UpstreamRejectedError`. */
   evaluate(prepared: PreparedJudgment, signal?: AbortSignal): Promise<EngineResult>;
+  /**
+   * The model's final hidden state (after the output norm, before the LM head) at each
+   * question's answer position: the last token of the very sequence the readout reads for it
+   * (the prefix and that question's tokens), whose logits give the first label token. Task heads
+   * (issue 34, level 2) fit on these. Deterministic: the same request gives the same bits alone
+   * and beside other traffic. Throws as `evaluate` does. Engines whose API cannot give it beside
+   * the readout omit it, and tasks fall back to heads on the label log-probabilities.
+   */
+  readFeatures?(prepared: PreparedJudgment, signal?: AbortSignal): Promise<EngineFeatures>;
   close(): Promise<void>;
   /** Running totals of the prefix cache, for /metrics; engines that cannot tell omit it. */
   stats?(): EngineStats;
@@ -82,6 +91,13 @@ export interface PreparedJudgment {
    * over the same prefix (option-order debiasing) bills the prefix once plus the questions read.
    */
   readonly questionTokens?: readonly number[];
+}
+
+export interface EngineFeatures {
+  /** One vector per question, in prompt order, of the model's embedding length. */
+  features: Float32Array[];
+  /** Time the model spent on them, excluding time waiting for the model. */
+  timingMs: number;
 }
 
 export interface EngineResult {

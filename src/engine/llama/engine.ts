@@ -7,6 +7,7 @@ import { createSequenceBrancher, type SequenceBrancher } from "./sequence-branch
 import { createStrictBrancher } from "./strict-brancher.js";
 import { strictReuse } from "../strict-shapes.js";
 import { measureTolerance } from "./tolerance-probe.js";
+import { createFeatureReader } from "./features.js";
 import { createSerialQueue } from "../serial-queue.js";
 import { createSlotRouter } from "../slot-router.js";
 import {
@@ -133,6 +134,13 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
 
   // Strict: the prefix each slot holds in its own chunks (strict-shapes.ts), unknown after a failure.
   const heldPrefix = new Map<number, readonly Token[]>();
+  // Hidden states for task heads (features.ts): a context of their own, made at the first ask.
+  const featureReader = createFeatureReader({ contextSize: options.contextSize, threads: options.threads });
+  const tracked = <T>(work: Promise<T>): Promise<T> => {
+    inFlight.add(work);
+    return work.finally(() => inFlight.delete(work));
+  };
+
   const evaluateOnSlot = async (target: LoadedModel, prepared: PreparedTokens, signal?: AbortSignal) => {
     const lease = await router.acquire(prepared.prefixTokens);
     try {
@@ -183,9 +191,14 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
     async evaluate(prepared, signal) {
       const target = requireLoaded();
       if (!(prepared instanceof PreparedTokens)) throw new TypeError("not prepared by this engine");
-      const evaluation = evaluateOnSlot(target, prepared, signal);
-      inFlight.add(evaluation);
-      return evaluation.finally(() => inFlight.delete(evaluation));
+      return tracked(evaluateOnSlot(target, prepared, signal));
+    },
+    async readFeatures(prepared, signal) {
+      const target = requireLoaded();
+      if (!(prepared instanceof PreparedTokens)) throw new TypeError("not prepared by this engine");
+      // Strict: one evaluation at a time, readouts and hidden states alike.
+      const read = () => featureReader.read(target.model, prepared, signal);
+      return tracked(serialised(target.backend) ? cpuQueue.run(read) : read());
     },
     async close() {
       await ready;
@@ -193,6 +206,7 @@ export function createLlamaEngine(options: LlamaEngineOptions): LlamaEngine {
       loaded = undefined;
       status = { state: "failed", detail: "engine closed" };
       await Promise.allSettled([...inFlight]);
+      await featureReader.close();
       // The model (and its context) are this engine's; the Llama runtime may be shared.
       await closing?.model.dispose();
     },

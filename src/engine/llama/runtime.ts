@@ -35,7 +35,9 @@ export async function loadModel(settings: LoadSettings, report: (detail: string)
   const modelPath = await findModelFile(settings, report);
   report("loading the model");
   const llama = await openLlama(settings.gpu);
-  const model = await llama.loadModel({ modelPath });
+  // Every context of the model gets these, the hidden-state reader's too (features.ts: node-llama-cpp's
+  // embedding context takes no attention options of its own); why they are off and on is below.
+  const model = await llama.loadModel({ modelPath, defaultContextFlashAttention: false, defaultContextSwaFullCache: true });
   const context = await model.createContext({
     // node-llama-cpp gives every sequence its own `contextSize` cells (the KV cache holds
     // contextSize × sequences tokens), so each slot keeps the full per-question budget and the
