@@ -2,7 +2,7 @@ import { LimiterUnavailableError } from "./limits/types.js";
 import { standingHeaders } from "./http/standing-headers.js";
 import { InsufficientFundsError, KeyBudgetExhaustedError, UnknownAccountError } from "./services/errors.js";
 import { JudgingRefusal } from "./services/judging/errors.js";
-import { StoreError } from "./services/types.js";
+import { StoreError } from "./record-errors.js";
 
 /**
  * The one error catalogue: every error the API returns has a stable `code` from this table and

@@ -3,7 +3,7 @@ import { start, StartupError, type RunningService, type StartOptions } from "./c
 import { loadConfig } from "./config/environment.js";
 import type { Config } from "./config/types.js";
 import { messageOf } from "./error-message.js";
-import { isStoreError } from "./services/types.js";
+import { isStoreError } from "./record-errors.js";
 import { oneLine } from "./views/text.js";
 
 /**

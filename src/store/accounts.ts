@@ -1,7 +1,7 @@
 import { MAX_ACCOUNT_PAGE } from "../record-limits.js";
 import { sql } from "kysely";
 import type { Database, Queries } from "./database.js";
-import { StoreError } from "./errors.js";
+import { StoreError } from "../record-errors.js";
 import { normalizeName } from "./names.js";
 import { newId } from "./random.js";
 import { audited } from "./audit.js";

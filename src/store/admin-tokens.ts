@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { audited } from "./audit.js";
 import type { AdminTokenRecord, AdminTokensRepository } from "./audit-types.js";
 import type { Database } from "./database.js";
-import { StoreError } from "./errors.js";
+import { StoreError } from "../record-errors.js";
 import { normalizeName } from "./names.js";
 import { newId, randomBase62 } from "./random.js";
 import type { RowOf } from "./schema.js";

@@ -3,7 +3,7 @@ import { STORE_ENGINES } from "../testing/databases.js";
 import { hashApiKey } from "./api-key.js";
 import { migrate, MIGRATIONS } from "./migrate.js";
 import { migration as auditMigration } from "./migrations/0005-accounts-disabled-admin-tokens-audit-log.js";
-import { isStoreError } from "./errors.js";
+import { isStoreError } from "../record-errors.js";
 import { fakeClock, tamper, testDatabases } from "./test-helpers.js";
 import type { AdminActor, Store } from "./types.js";
 

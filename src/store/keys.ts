@@ -1,6 +1,6 @@
 import { displayPrefix, generateApiKey, hashApiKey, isWellFormedApiKey } from "./api-key.js";
 import type { Database } from "./database.js";
-import { StoreError } from "./errors.js";
+import { StoreError } from "../record-errors.js";
 import { normalizeName } from "./names.js";
 import { boundedInteger, PLAN_LIMITS } from "./plans.js";
 import { newId } from "./random.js";

@@ -2,7 +2,7 @@ import { MAX_LEDGER_PAGE } from "../record-limits.js";
 import { sql } from "kysely";
 import type { Database, Queries } from "./database.js";
 import { dayBuckets } from "./day-buckets.js";
-import { StoreError } from "./errors.js";
+import { StoreError } from "../record-errors.js";
 import { recordAdminAction } from "./audit.js";
 import { checkKeys } from "./keys-check.js";
 import { usageByModel } from "./ledger-by-model.js";

@@ -4,7 +4,7 @@ import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { POSTGRES_TEST_URL, STORE_ENGINES, tableNames, type TestDatabase } from "../testing/databases.js";
 import type { Database } from "./database.js";
-import { StoreError } from "./errors.js";
+import { StoreError } from "../record-errors.js";
 import { currentSchemaVersion, migrate, MIGRATIONS, type Migration } from "./migrate.js";
 import { openPostgres } from "./postgres.js";
 import { openSqlite } from "./sqlite.js";

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import type { Database, Queries } from "./database.js";
-import { StoreError } from "./errors.js";
+import { StoreError } from "../record-errors.js";
 import { MIGRATIONS, type Migration } from "./migrations/index.js";
 
 export { MIGRATIONS, type Migration } from "./migrations/index.js";

@@ -1,4 +1,4 @@
-import { StoreError } from "./errors.js";
+import { StoreError } from "../record-errors.js";
 import { MAX_NAME_LENGTH } from "./types.js";
 
 /** Trims a display name and rejects empty or oversized ones with a user-facing error. */

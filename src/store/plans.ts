@@ -1,7 +1,7 @@
 import { PLAN_LIMITS } from "../record-limits.js";
 import { audited } from "./audit.js";
 import type { Database } from "./database.js";
-import { StoreError } from "./errors.js";
+import { StoreError } from "../record-errors.js";
 import { normalizeName } from "./names.js";
 import { newId } from "./random.js";
 import type { Plan, PlanInput, PlansRepository } from "./types.js";

@@ -3,7 +3,7 @@ import pg from "pg";
 import { messageOf } from "../error-message.js";
 import { redactUrl } from "../urls.js";
 import type { Database, Queries, Statement } from "./database.js";
-import { StoreError } from "./errors.js";
+import { StoreError } from "../record-errors.js";
 import { SafeIntegersPlugin } from "./safe-integers.js";
 import type { Tables } from "./schema.js";
 

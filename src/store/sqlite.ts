@@ -4,7 +4,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
 import { messageOf } from "../error-message.js";
 import type { Database, Queries, Statement } from "./database.js";
-import { StoreError } from "./errors.js";
+import { StoreError } from "../record-errors.js";
 import { SafeIntegersPlugin, safeRows } from "./safe-integers.js";
 import { FALLBACK_AUTOCHECKPOINT_PAGES, startBackgroundCheckpoints } from "./sqlite-checkpointer.js";
 import { createGroupCommit } from "./sqlite-group-commit.js";

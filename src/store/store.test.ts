@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { STORE_ENGINES, type TestDatabase } from "../testing/databases.js";
 import { hashApiKey } from "./api-key.js";
 import { LAST_USED_RESOLUTION_MS } from "./keys.js";
-import { createStore, StoreError, type Store } from "./store.js";
+import { StoreError } from "../record-errors.js";
+import { createStore, type Store } from "./store.js";
 import { fakeClock, testDatabases } from "./test-helpers.js";
 
 /** The default plan every account gets unless told otherwise (created by migration 2). */

@@ -16,7 +16,7 @@ import { createTasksRepository } from "./tasks.js";
 import type { Store } from "./types.js";
 import { existsSync } from "node:fs";
 import { sql } from "kysely";
-import { isStoreError, StoreError } from "./errors.js";
+import { DatabaseMissingError, isStoreError, StoreError } from "../record-errors.js";
 
 /**
  * How long a reservation holds its charge before the sweeper gives it back. It must outlast
@@ -40,7 +40,6 @@ export type {
   KeysRepository,
   Store,
 } from "./types.js";
-export { StoreError, isStoreError, type StoreErrorCode } from "./errors.js";
 
 export interface StoreOptions {
   /** A SQLite file path (`:memory:` for a throwaway store) or a `postgres://…` URL. */
@@ -68,14 +67,6 @@ export interface StoreOptions {
    * an empty database. Administration opens with it; the server creates.
    */
   mustExist?: boolean;
-}
-
-/** The database named does not exist yet (or is not this service's) and `mustExist` forbade creating it. */
-export class DatabaseMissingError extends StoreError {
-  constructor(message: string) {
-    super("database_unavailable", message);
-    this.name = "DatabaseMissingError";
-  }
 }
 
 /** `operation` is "repository.method"; `errorCode` is the StoreError code it threw ("unknown" for anything else). */

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { billingStores } from "../testing/billing-store.js";
 import { STORE_ENGINES } from "../testing/databases.js";
-import { isStoreError } from "./errors.js";
+import { isStoreError } from "../record-errors.js";
 import { tamper } from "./test-helpers.js";
 
 /**

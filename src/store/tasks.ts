@@ -1,5 +1,5 @@
 import type { Database, Queries } from "./database.js";
-import { StoreError } from "./errors.js";
+import { StoreError } from "../record-errors.js";
 import { newId } from "./random.js";
 import type { RowOf } from "./schema.js";
 import type { FitRecord, TaskRecord, TasksRepository, VersionRecord } from "./tasks-types.js";

@@ -37,6 +37,7 @@ export const LAYER_OF: Record<string, Layer> = {
   "error-message.ts": "base",
   "random-bytes.ts": "base",
   "record-limits.ts": "base",
+  "record-errors.ts": "base",
   console: "browser",
   compat: "tests",
   testing: "testing",

@@ -4,7 +4,7 @@ import type { JudgmentEngine } from "../engine/types.js";
 import { createLogger } from "../logger.js";
 import { start } from "../composition.js";
 import { buildServices, type Services } from "../services/build.js";
-import { isStoreError } from "../store/errors.js";
+import { isStoreError } from "../record-errors.js";
 import type { PlanInput, Store } from "../store/types.js";
 import { newTestDatabase, REDIS_TEST_URL, type StoreEngine, type TestDatabase } from "./databases.js";
 import { tinyFixturePath } from "./fixture.js";

@@ -1,6 +1,9 @@
 /**
  * Errors the store raises for conditions a caller (CLI, HTTP layer) should report to a user
  * rather than treat as a bug. `code` is stable and safe to branch on; `message` is for humans.
+ * Kept below every layer, beside record-limits.ts, because the store raises them and the edge
+ * (src/errors.ts maps each code to a status) and the CLI (prints the message) recognise them by
+ * class: each imports them from here, none through another layer.
  */
 export type StoreErrorCode =
   | "account_not_found"
@@ -30,4 +33,12 @@ export class StoreError extends Error {
 
 export function isStoreError(error: unknown, code?: StoreErrorCode): error is StoreError {
   return error instanceof StoreError && (code === undefined || error.code === code);
+}
+
+/** The database named does not exist yet (or is not this service's) and `mustExist` forbade creating it. */
+export class DatabaseMissingError extends StoreError {
+  constructor(message: string) {
+    super("database_unavailable", message);
+    this.name = "DatabaseMissingError";
+  }
 }
