@@ -16,7 +16,7 @@ import { createTasksRepository } from "./tasks.js";
 import type { Store } from "./types.js";
 import { existsSync } from "node:fs";
 import { sql } from "kysely";
-import { DatabaseMissingError, isStoreError, StoreError } from "../record-errors.js";
+import { DatabaseMissingError, isStoreError } from "../record-errors.js";
 
 /**
  * How long a reservation holds its charge before the sweeper gives it back. It must outlast
