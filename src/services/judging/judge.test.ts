@@ -183,6 +183,33 @@ describe.each(STORE_ENGINES)("judge(): hold, settle and refusals on %s", (storeE
     const other = judge(deps(fixture), await request(fixture, [choice(engine)], { idempotencyKey: "k", bodyDigest: "another" }), render);
     await expect(other).rejects.toMatchObject({ code: "idempotency_key_reused" });
   });
+
+  it("charges a replay once, and replays without the model: while it is down, and once the balance could no longer pay", async () => {
+    const fixture = await stores.open({ balanceMicro: 1_000_000 });
+    const { engine } = fakeEngine("m1");
+    const first = await judge(deps(fixture), await request(fixture, [choice(engine)], { idempotencyKey: "k" }), render);
+    const paid = await standingOf(fixture);
+    const down = await judge(deps(fixture), await request(fixture, [choice(unavailableEngine(), "m1")], { idempotencyKey: "k" }), render);
+    expect(down).toMatchObject({ text: first.text, replayed: true });
+    await fixture.store.plans.update(fixture.planId, { pricePerMillion: 1_000_000_000_000 });
+    await expect(judge(deps(fixture), await request(fixture, [choice(engine)]), render)).rejects.toBeInstanceOf(InsufficientFundsError);
+    const drained = await judge(deps(fixture), await request(fixture, [choice(engine)], { idempotencyKey: "k" }), render);
+    expect(drained).toMatchObject({ text: first.text, replayed: true });
+    expect(await standingOf(fixture)).toEqual(paid);
+  });
+
+  it("leaves the key free after a first attempt nothing paid for or the model failed: the retry runs and is charged once", async () => {
+    const fixture = await stores.open({ balanceMicro: 0 });
+    const { engine } = fakeEngine("m1");
+    const attempt = async (models: ModelChoice[]) => judge(deps(fixture), await request(fixture, models, { idempotencyKey: "retry-me" }), render);
+    await expect(attempt([choice(engine)])).rejects.toBeInstanceOf(InsufficientFundsError);
+    await fixture.store.ledger.topUp(fixture.accountId, 1_000_000);
+    await expect(attempt([choice(evaluateFailsEngine(), "m1")])).rejects.toMatchObject({ code: "model_failed" });
+    expect(await standingOf(fixture)).toMatchObject({ balanceMicro: 1_000_000, heldMicro: 0 });
+    expect(await attempt([choice(engine)])).toMatchObject({ replayed: false });
+    expect(await attempt([choice(engine)])).toMatchObject({ replayed: true });
+    expect(await standingOf(fixture)).toMatchObject({ balanceMicro: 1_000_000 - 100, heldMicro: 0 });
+  });
 });
 
 describe("judge(): the engine's errors, as the catalogue's codes", () => {
