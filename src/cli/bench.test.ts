@@ -1,31 +1,15 @@
 // @lane timed: asserts on elapsed time, so it runs after everything else, beside one other timed file at most (src/testing/test-kinds.ts).
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BenchReport } from "../bench/report.js";
 import { tinyFixturePath } from "../testing/fixture.js";
 import { addTestAccount, startTestServer, type TestServer } from "../testing/server.js";
+import { runJudge } from "./test-helpers.js";
 
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
-const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("JUDGE_")));
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The real `judge` binary, run asynchronously: the server it measures lives in this process. */
-function judge(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ["bin/judge.js", ...args], { cwd: repoRoot, env: cleanEnv, encoding: "utf8" }, (error, stdout, stderr) =>
-      resolve({ status: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
-    );
-  });
-}
+/** `judge …` in this process (runCli), beside the server it measures. */
+const judge = (...args: string[]) => runJudge(args);
 
 const close = (a: number, b: number) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
 

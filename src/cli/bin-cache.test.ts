@@ -53,7 +53,7 @@ describe("bin/judge.js", () => {
   });
 
   it("sees a changed source at once: a new key, never the old copy", async () => {
-    const main = join(copy, "src/cli/main.ts");
+    const main = join(copy, "src/cli/program.ts");
     writeFileSync(main, readFileSync(main, "utf8").replace("Administer the Typed Judgment Service", "Administer the edited service"));
     const run = await judge("--help");
     expect(run.stdout, JSON.stringify(run)).toContain("Administer the edited service");
@@ -64,7 +64,7 @@ describe("bin/judge.js", () => {
     // A file where the cache's folder would go (a permission would not stop root, who runs CI).
     rmSync(join(copy, "node_modules/.cache"), { recursive: true, force: true });
     writeFileSync(join(copy, "node_modules/.cache"), "");
-    const main = join(copy, "src/cli/main.ts");
+    const main = join(copy, "src/cli/program.ts");
     writeFileSync(main, readFileSync(main, "utf8").replace("Administer the edited service", "Administer the read-only service"));
     const run = await judge("--help");
     expect(run.status, JSON.stringify(run)).toBe(0);

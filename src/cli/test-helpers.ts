@@ -2,13 +2,14 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, expect } from "vitest";
 import { newTestDatabase, type StoreEngine, type TestDatabase } from "../testing/databases.js";
+import type { OutputStream } from "./context.js";
+import { runCli } from "./program.js";
 
 /**
- * Shared by the CLI's end-to-end tests: every test gets a fresh, migrated database (a SQLite
- * file in a temp dir unless the harness is for PostgreSQL, then a schema of its own), dropped
- * afterwards.
- * Runs are asynchronous: a test of many commands would otherwise block the worker's event loop
- * for longer than vitest waits for its progress reports on a busy machine.
+ * Shared by the CLI's tests: every test gets a fresh, migrated database (a SQLite file in a temp
+ * dir unless the harness is for PostgreSQL, then a schema of its own), dropped afterwards.
+ * Commands run in this process through runCli, with their own buffers for streams and their own
+ * environment; a test that is about the process itself spawns bin/judge.js with runInRepo.
  */
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -24,7 +25,7 @@ export interface Run {
 export interface CliHarness {
   /** The current test's database: `location` is the SQLite file (or the PostgreSQL URL). */
   database(): TestDatabase;
-  /** Runs the real `judge` binary, the way `npx judge …` does. */
+  /** Runs a `judge …` command line against the test's database. */
   judge(...args: string[]): Promise<Run>;
   /** Runs and requires success, printing the whole run on failure. */
   judgeOk(...args: string[]): Promise<string>;
@@ -70,9 +71,22 @@ export function useCliHarness(engine: StoreEngine = "sqlite"): CliHarness {
   return { database, judge, judgeOk, judgeJson };
 }
 
-/** The real `judge` binary with `args`, in an environment without the machine's JUDGE_* settings. */
-export function runJudge(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return runInRepo(process.execPath, ["bin/judge.js", ...args], env);
+/** `judge` with `args` in this process, in an environment without the machine's JUDGE_* settings. */
+export async function runJudge(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const stdout = buffer();
+  const stderr = buffer();
+  const status = await runCli(args, { stdout, stderr, env: { ...cleanEnv, ...env } });
+  return { status, stdout: stdout.text, stderr: stderr.text };
+}
+
+function buffer(): OutputStream & { text: string } {
+  return {
+    text: "",
+    write(text: string) {
+      this.text += text;
+      return true;
+    },
+  };
 }
 
 /** A command run in the repository without the machine's JUDGE_* settings, its output collected. */
