@@ -25,7 +25,7 @@ import { softmax } from "./optimise.js";
 import { clipLogProbs } from "./rows.js";
 import type { Head } from "./types.js";
 
-export { chooseL2, L2_GRID } from "./level2.js";
+export { chooseL2, L2_GRID, LEVEL2_WORK_LIMIT, level2Omission } from "./level2.js";
 export { BIAS_L2 } from "./logistic.js";
 export { LEVEL1_L2 } from "./level1.js";
 export { metricsOf, NLL_FLOOR, RELIABILITY_BINS, reliabilityOf } from "./metrics.js";

@@ -45,10 +45,24 @@ export function fitLevel1(rows: readonly PreparedRow[], classes: number): Level1
     }
     return loss;
   };
+  // The optimiser sees u_k = scale_k·r_k, r_k the root mean square of class k's log-probability:
+  // a scale multiplies values far from 0 (−50 for a ruled-out label) and a bias multiplies 1, so
+  // unscaled, their curvatures differ by r², up to 2 500, and L-BFGS crawls.
+  const rms = new Float64Array(k);
+  for (const row of rows) for (let c = 0; c < k; c++) rms[c] += row.logProbs[c] ** 2 / n;
+  for (let c = 0; c < k; c++) rms[c] = Math.sqrt(rms[c]) > 1e-6 ? Math.sqrt(rms[c]) : 1;
+  const original = new Float64Array(2 * k);
+  const scaled = (y: Float64Array, grad: Float64Array) => {
+    for (let c = 0; c < k; c++) original[c] = y[c] / rms[c];
+    original.set(y.subarray(k), k);
+    const value = objective(original, grad);
+    for (let c = 0; c < k; c++) grad[c] /= rms[c];
+    return value;
+  };
   const start = new Float64Array(2 * k);
-  start.fill(1, 0, k);
-  const { x } = minimise(objective, start, { maxIterations: 300, gradientTolerance: 1e-7, relativeTolerance: 1e-12 });
-  return { scale: Array.from(x.subarray(0, k)), bias: Array.from(x.subarray(k)) };
+  start.set(rms);
+  const { x } = minimise(scaled, start, { maxIterations: 300, gradientTolerance: 1e-7, relativeTolerance: 1e-12 });
+  return { scale: Array.from(x.subarray(0, k), (u, c) => u / rms[c]), bias: Array.from(x.subarray(k)) };
 }
 
 export function applyLevel1(head: Level1, logProbs: ArrayLike<number>): number[] {

@@ -22,6 +22,29 @@ import type { PreparedRow } from "./types.js";
  */
 export const L2_GRID: readonly number[] = [1000, 300, 100, 30, 10, 3, 1];
 
+/**
+ * The most work one pass of a level 2 fit may take: active classes × rows × basis size
+ * (min(N, D), logistic.ts), in multiply-adds. A fit is about 3 000 passes over 15 CV paths, so
+ * this bounds it near a minute on one core: 3 classes × 500 rows × 640 features is 1e6 (about 3 s);
+ * a 60-option choice with 500 examples is at the limit. Past it the report leaves level 2 out
+ * and says why: a head over hundreds of options with a handful of examples each would mostly
+ * learn the prior, at the cost of minutes.
+ */
+export const LEVEL2_WORK_LIMIT = 2e7;
+
+/** Why level 2 is not fitted on these rows, or undefined when it is. */
+export function level2Omission(rows: readonly PreparedRow[], classes: number, withFeatures: boolean, folds: number): string | undefined {
+  if (rows.length === 0) return "no examples";
+  if (!withFeatures) return "not every example has the model's hidden state";
+  if (folds < 2) return "too few examples to cross-validate";
+  const active = Array.from({ length: classes }, (_, c) => c).filter((c) => rows.some((row) => row.gold[c] > 0)).length;
+  const d = rows[0].features!.length;
+  const work = active * rows.length * Math.min(rows.length, d);
+  if (work > LEVEL2_WORK_LIMIT)
+    return `too large to fit: ${active} classes × ${rows.length} examples × ${Math.min(rows.length, d)} is over ${LEVEL2_WORK_LIMIT}`;
+  return undefined;
+}
+
 export interface Level2 {
   mean: number[];
   std: number[];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyHead, crossValidate, fitQuestionHead, L2_GRID } from "./index.js";
+import { applyHead, crossValidate, fitQuestionHead, L2_GRID, level2Omission } from "./index.js";
 import { softmax } from "./optimise.js";
 import { gaussian, syntheticRows } from "./test-helpers.js";
 import { seededRandom, shuffleInPlace } from "./random.js";
@@ -30,6 +30,15 @@ describe("fitQuestionHead", () => {
     const again = fitQuestionHead(shuffled, { seed: 5 });
     expect(again.head).toEqual(first.head);
     expect(again.report).toEqual(first.report);
+  });
+
+  it("chooses only among the candidates it is given, and reports every head either way", () => {
+    const all = fitQuestionHead(small(2), { seed: 1 });
+    const level1Only = fitQuestionHead(small(2), { seed: 1, candidates: ["level1"] });
+    expect(level1Only.report.chosen).not.toBe("level2");
+    expect(level1Only.head.kind).not.toBe("level2");
+    expect(level1Only.report.level2).toEqual(all.report.level2);
+    expect(fitQuestionHead(small(2), { seed: 1, candidates: ["level2"] }).head).toEqual(all.head);
   });
 
   it("chooses level 2 where the hidden state carries the answer, and its head is plain JSON", () => {
@@ -86,8 +95,16 @@ describe("fitQuestionHead", () => {
     expect(three.report.perClass).toEqual([1, 1, 1, 0, 0]);
     expect(JSON.stringify(three.report)).not.toMatch(/null|NaN/);
     const wide = syntheticRows({ n: 30, d: 4, classes: 255, seed: 2 }).map(({ features: _, ...row }) => row);
-    expect(fitQuestionHead(wide, { seed: 1 }).report.classes).toBe(255);
+    const report = fitQuestionHead(wide, { seed: 1 }).report;
+    expect(report.classes).toBe(255);
+    expect(report.level2Omitted).toMatch(/hidden state/);
   });
+});
+
+it("leaves level 2 out, saying why, when it would take minutes: 255 options with about one example each", () => {
+  const { rows, classes } = prepareRows(syntheticRows({ n: 300, d: 300, classes: 255, seed: 3 }));
+  expect(level2Omission(rows, classes, true, 5)).toMatch(/too large to fit: 255 classes × 300 examples × 300/);
+  expect(level2Omission(rows.slice(0, 200), classes, true, 5)).toBeUndefined();
 });
 
 describe("cross-validation scores held-out folds only", () => {

@@ -1,5 +1,5 @@
 import { applyLevel1, fitLevel1 } from "./level1.js";
-import { crossValidateLevel2, fitLevel2, L2_GRID, type Level2CrossValidation } from "./level2.js";
+import { crossValidateLevel2, fitLevel2, L2_GRID, type Level2CrossValidation, level2Omission } from "./level2.js";
 import { metricsOf, reliabilityOf } from "./metrics.js";
 import { softmax } from "./optimise.js";
 import { assignFolds, foldCount, prepareRows } from "./rows.js";
@@ -47,12 +47,12 @@ function priorOf(rows: readonly PreparedRow[], classes: number): number[] {
 export function crossValidate(
   rows: readonly PreparedRow[],
   classes: number,
-  withFeatures: boolean,
+  withLevel2: boolean,
   assignment: readonly number[],
   l2Grid: readonly number[],
 ): CrossValidation {
   const folds = assignment.reduce((max, f) => Math.max(max, f + 1), 1);
-  const kinds: Scored[] = folds < 2 ? ["prior", "plain"] : withFeatures ? ["prior", "plain", "level1", "level2"] : ["prior", "plain", "level1"];
+  const kinds: Scored[] = folds < 2 ? ["prior", "plain"] : withLevel2 ? ["prior", "plain", "level1", "level2"] : ["prior", "plain", "level1"];
   const heldOut: Partial<Record<Scored, number[][]>> = {};
   for (const kind of kinds) heldOut[kind] = new Array(rows.length);
   for (let f = 0; f < folds; f++) {
@@ -108,7 +108,8 @@ export function fitQuestionHead(rowsIn: readonly LabelledRow[], options: FitOpti
     folds,
     options.seed,
   );
-  const cv = crossValidate(rows, classes, withFeatures, assignment, l2Grid);
+  const omitted = level2Omission(rows, classes, withFeatures, folds);
+  const cv = crossValidate(rows, classes, omitted === undefined, assignment, l2Grid);
   const golds = rows.map((row) => row.gold);
   const score = (kind: Scored) => (cv.heldOut[kind] ? metricsOf(cv.heldOut[kind]!, golds) : undefined);
   const prior = score("prior")!;
@@ -116,9 +117,10 @@ export function fitQuestionHead(rowsIn: readonly LabelledRow[], options: FitOpti
   // With one fold level 1 was not cross-validated: report it as the readout it would start from.
   const level1 = score("level1") ?? plain;
   const level2 = score("level2");
+  const may = (kind: "level1" | "level2") => options.candidates?.includes(kind) ?? true;
   let chosen: HeadKind = "plain";
-  if (cv.heldOut.level1 && level1.nll < plain.nll) chosen = "level1";
-  if (level2 && level2.nll < (chosen === "level1" ? level1.nll : plain.nll)) chosen = "level2";
+  if (may("level1") && cv.heldOut.level1 && level1.nll < plain.nll) chosen = "level1";
+  if (may("level2") && level2 && level2.nll < (chosen === "level1" ? level1.nll : plain.nll)) chosen = "level2";
   const perClass = new Array<number>(classes).fill(0);
   for (const row of rows) perClass[row.label]++;
   const report: QuestionReport = {
@@ -129,7 +131,7 @@ export function fitQuestionHead(rowsIn: readonly LabelledRow[], options: FitOpti
     prior,
     plain,
     level1,
-    ...(level2 ? { level2 } : {}),
+    ...(level2 ? { level2 } : { level2Omitted: omitted }),
     chosen,
     reliability: { bins: reliabilityOf(cv.heldOut[chosen]!, golds) },
   };

@@ -20,6 +20,8 @@ export interface FitOptions {
   folds?: number;
   /** Level 2's candidate L2 strengths (see level2.ts for the scale); default L2_GRID. */
   l2Grid?: readonly number[];
+  /** The heads that may be chosen over the readout (default both); the report scores every head either way. */
+  candidates?: readonly ("level1" | "level2")[];
 }
 
 export type Head =
@@ -63,6 +65,8 @@ export interface QuestionReport {
   plain: Metrics;
   level1: Metrics;
   level2?: Metrics;
+  /** Why level 2 was not fitted, when it was not (no hidden states, too few examples, too large). */
+  level2Omitted?: string;
   chosen: HeadKind;
   /** Of the chosen head, held-out. */
   reliability: { bins: ReliabilityBin[] };
