@@ -9,7 +9,6 @@ import { refuseNulInUrl } from "./http/nul-bytes.js";
 import { requestId } from "./http/request-id.js";
 import type { Temperatures } from "./judgment/answers.js";
 import type { DebiasMode } from "./judgment/debias.js";
-import type { PromptCuesSetting } from "./judgment/prompt.js";
 import type { Logger } from "./logger.js";
 import { registerAdmin } from "./routes/admin/index.js";
 import { decisionsErrorBody, openAIErrorFormat } from "./routes/decisions/errors.js";
@@ -20,6 +19,7 @@ import { registerMetrics } from "./routes/metrics/route.js";
 import { registerModels } from "./routes/models/route.js";
 import { registerOpenApi } from "./routes/openapi/route.js";
 import { registerSystemOne } from "./routes/systemone/route.js";
+import { registerTasks } from "./routes/tasks/route.js";
 import type { Services } from "./services/build.js";
 import type { ModelRegistry } from "./services/served-models/registry.js";
 
@@ -33,11 +33,7 @@ export interface AppDeps {
   temperaturesOf: (modelId: string) => Temperatures;
   /** Option-order debiasing for requests that do not ask (JUDGE_DEBIAS); none when absent. */
   debias?: DebiasMode;
-  /** JUDGE_PROMPT_CUES: `auto` when absent. */
-  promptCues?: PromptCuesSetting;
   releaseDate: string;
-  /** Longest a request may wait for and use the model before it fails with 502, uncharged. */
-  requestTimeoutMs: number;
   /** The console's and admin API's bearer token; without it neither exists. */
   adminToken?: string;
 }
@@ -57,16 +53,18 @@ export function buildApp(deps: AppDeps): App {
   const { models } = deps;
   // Both judging routes share one service below them (services/judging/), its deps built here once.
   const judging: JudgingRouteDeps = {
-    judging: { billing: services.billing, requestTimeoutMs: deps.requestTimeoutMs, promptCues: deps.promptCues },
+    judging: services.judging,
     keys: services.keys,
     limits: services.limits,
     maxQuestions: deps.maxQuestions,
     debias: deps.debias ?? "none",
     models,
     temperaturesOf: deps.temperaturesOf,
+    tasks: services.tasks,
   };
   registerSystemOne(app, judging);
   registerDecisions(app, judging);
+  registerTasks(app, judging);
   registerHealth(app, { models, health: services.health });
   registerModels(app, { models, releaseDate: deps.releaseDate });
   registerOpenApi(app);

@@ -10,7 +10,6 @@ import { temperaturesFor } from "./judgment/calibration.js";
 import { promptStyleFor } from "./judgment/prompt.js";
 import { createLogger, type Logger } from "./logger.js";
 import { buildMetricsApp } from "./routes/metrics/route.js";
-import type { BillingService } from "./services/billing.js";
 import { buildServices, type Services } from "./services/build.js";
 import { loadCalibrationFile } from "./services/calibration-file.js";
 import { declaredModelsRegistry, singleModelRegistry, type ModelRegistry } from "./services/served-models/registry.js";
@@ -73,7 +72,7 @@ export async function start(config: Config, options: StartOptions = {}): Promise
         ? singleModelRegistry(options.engine, services.metrics)
         : config.models
           ? declaredModelsRegistry(config.models, create, services.metrics)
-          : singleModelRegistry(create(config), services.metrics),
+          : singleModelRegistry(create(config), services.metrics, config),
     );
     const calibration = config.calibrationPath
       ? await startupStep(`cannot use the calibration profile JUDGE_CALIBRATION=${config.calibrationPath}`, () => loadCalibrationFile(config.calibrationPath!))
@@ -98,13 +97,11 @@ async function serveWith(
     services,
     models,
     log,
-    requestTimeoutMs: config.requestTimeoutMs,
     adminToken: config.adminToken,
     maxQuestions: config.maxQuestions,
     // By the id at the time of the request: a remote engine learns its model's id from its server once ready.
     temperaturesOf: (modelId) => temperaturesFor(calibration, modelId),
     debias: config.debias,
-    promptCues: config.promptCues,
     releaseDate: wiring.releaseDate ?? new Date().toISOString().slice(0, 10),
   });
 
@@ -120,7 +117,7 @@ async function serveWith(
     }),
   );
   const { server, port } = http;
-  const sweeper = wiring.sweeper === false ? undefined : startSweeper(services.billing, log, config.sweepIntervalMs);
+  const sweeper = wiring.sweeper === false ? undefined : startSweeper(services, log, config.sweepIntervalMs, config.requestTimeoutMs);
   const { kind, backend, slots } = engine.description;
   log.info("listening", {
     url: `http://${config.host}:${port}`,
@@ -257,16 +254,22 @@ async function reportParts(services: Services, log: Logger): Promise<void> {
   }
 }
 
-/** Stale holds (a crashed process's, or one past its expiry) go back to their accounts. */
-function startSweeper(billing: BillingService, log: Logger, intervalMs: number): NodeJS.Timeout {
+/**
+ * Stale holds (a crashed process's, or one past its expiry) go back to their accounts, and a fit
+ * whose instance has said nothing for two request timeouts (it writes progress after every
+ * example, each within one) is failed so that its task can be fitted again.
+ */
+function startSweeper(services: Pick<Services, "billing" | "tasks">, log: Logger, intervalMs: number, requestTimeoutMs: number): NodeJS.Timeout {
   let running = false;
   const sweep = async () => {
     // A database that hangs must not pile sweeps up, one per interval.
     if (running) return;
     running = true;
     try {
-      const swept = await billing.sweep();
+      const swept = await services.billing.sweep();
       if (swept.reservations > 0) log.warn("released expired reservations", { count: swept.reservations });
+      const fits = await services.tasks.sweep(2 * requestTimeoutMs + 10_000, Date.now());
+      if (fits > 0) log.warn("failed fits whose instance stopped", { count: fits });
     } catch (error) {
       log.error("sweep failed", { detail: String(error) });
     } finally {

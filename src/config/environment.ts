@@ -65,6 +65,7 @@ function toConfig(raw: RawConfig): Config {
     modelId: raw.JUDGE_MODEL_ID,
     contextSize: raw.JUDGE_CONTEXT_SIZE,
     maxQuestions: raw.JUDGE_MAX_QUESTIONS,
+    tasksPerAccount: raw.JUDGE_TASKS_PER_ACCOUNT,
     maxRequestTokens: raw.JUDGE_MAX_REQUEST_TOKENS,
     threads: raw.JUDGE_THREADS,
     calibrationPath: raw.JUDGE_CALIBRATION,

@@ -46,6 +46,7 @@ export const SETTING_HELP: Record<SettingName, string> = {
   JUDGE_ADMIN_TOKEN: "turns the console and admin API on (environment only: never a flag)",
   JUDGE_DEBIAS: "option-order debiasing: none | canonical | shift",
   JUDGE_PROMPT_CUES: "the prompt's answer cues: auto | full | short | compact",
+  JUDGE_TASKS_PER_ACCOUNT: "tasks an account may hold at once",
   JUDGE_CALIBRATION: "JSON calibration profile",
   JUDGE_LOG_LEVEL: "debug | info | warn | error | silent",
   JUDGE_SHUTDOWN_GRACE_MS: "on SIGTERM/SIGINT, how long requests in flight may finish",

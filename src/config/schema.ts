@@ -95,6 +95,10 @@ export const ConfigSchema = z.object({
   JUDGE_MODEL_ID: setting(text().optional(), "the model id reported as `model` in responses", "the file name without `.gguf`"),
   JUDGE_CONTEXT_SIZE: setting(integer(8192, 256, 131072), "tokens one question may use: system text, state, question and answer label"),
   JUDGE_MAX_QUESTIONS: setting(integer(64, 1, 1024), "questions per request"),
+  JUDGE_TASKS_PER_ACCOUNT: setting(
+    integer(20, 1, 10_000),
+    "tasks an account may hold at once (see [Tasks](../concepts/tasks.md)); creating one more is refused with 409 `task_quota_exceeded`",
+  ),
   JUDGE_MAX_REQUEST_TOKENS: setting(
     integer(16384, 256, 1_048_576),
     "input tokens per request: the tokens one request may make the model read in total (the prefix once, then every question)",

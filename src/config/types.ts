@@ -34,6 +34,8 @@ export interface Config {
   models?: ModelsConfig;
   contextSize: number;
   maxQuestions: number;
+  /** JUDGE_TASKS_PER_ACCOUNT: the quota of tasks per account. */
+  tasksPerAccount: number;
   maxRequestTokens: number;
   threads: number;
   calibrationPath?: string;

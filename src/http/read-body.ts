@@ -30,11 +30,7 @@ export interface JsonBody {
  * and while streaming for chunked bodies, so an oversized body is never held in memory.
  */
 export async function readJsonBody(c: Context, maxBytes = MAX_BODY_BYTES): Promise<JsonBody> {
-  refuseEncoded(headerOf(c, "content-encoding"));
-  const declared = Number(headerOf(c, "content-length") ?? Number.NaN);
-  if (declared > maxBytes) throw tooLarge(maxBytes);
-  const incoming = nodeRequestOf(c);
-  const bytes = incoming ? await readNodeBody(incoming, maxBytes) : await readAtMost(c.req.raw, maxBytes);
+  const bytes = await readBodyBytes(c, maxBytes);
   // Hashed only when asked (a request with an Idempotency-Key): most requests never need it.
   return {
     ...parseJson(bytes),
@@ -42,6 +38,15 @@ export async function readJsonBody(c: Context, maxBytes = MAX_BODY_BYTES): Promi
       return createHash("sha256").update(bytes).digest("hex");
     },
   };
+}
+
+/** The body's bytes, refused past `maxBytes` in the same way (413 body_too_large, never buffered beyond it). */
+export async function readBodyBytes(c: Context, maxBytes: number): Promise<Uint8Array> {
+  refuseEncoded(headerOf(c, "content-encoding"));
+  const declared = Number(headerOf(c, "content-length") ?? Number.NaN);
+  if (declared > maxBytes) throw tooLarge(maxBytes);
+  const incoming = nodeRequestOf(c);
+  return incoming ? await readNodeBody(incoming, maxBytes) : await readAtMost(c.req.raw, maxBytes);
 }
 
 /**

@@ -109,6 +109,26 @@ const Logits = z.record(z.string(), z.number().nullable()).optional().meta({
     'Raw log P of each label before calibration; noul is keyed "true" and "false". null is log 0 (−∞, which JSON cannot write): a label the model rules out.',
 });
 
+/** Present only when the request named a task (`x_task`). */
+export const TaskFields = {
+  x_task: z
+    .object({
+      id: z.string(),
+      version: z.number().int().nullable().meta({ description: "The task version whose head answered; null when none did (then `reason` says why)." }),
+      head: z
+        .enum(["plain", "level1", "level2"])
+        .optional()
+        .meta({ description: "Which head of the version answered: the plain readout kept, the label log-probability head, or the hidden-state head." }),
+      reason: z.string().optional(),
+    })
+    .optional()
+    .meta({ id: "TaskNote", description: "x_task: which version of the task answered this question, or why none did." }),
+  x_abstain: z
+    .literal(true)
+    .optional()
+    .meta({ description: "x_task: the answer's confidence is below the task's floor for this question (the probabilities are still given)." }),
+};
+
 /** Present only when the request asked for `x_diagnostics`. */
 const DiagnosticFields = {
   label_mass: Probability.optional().meta({
@@ -125,11 +145,12 @@ const ChoiceAnswer = z
     confidence: Probability,
     logits: Logits,
     ...DiagnosticFields,
+    ...TaskFields,
   })
   .meta({ id: "ChoiceAnswer" });
 
 const NoulAnswer = z
-  .object({ type: z.literal("noul"), noul: Probability.meta({ description: "P(statement holds)." }), logits: Logits, ...DiagnosticFields })
+  .object({ type: z.literal("noul"), noul: Probability.meta({ description: "P(statement holds)." }), logits: Logits, ...DiagnosticFields, ...TaskFields })
   .meta({ id: "NoulAnswer" });
 
 const ScoreAnswer = z
@@ -143,6 +164,7 @@ const ScoreAnswer = z
     confidence: Probability,
     logits: Logits,
     ...DiagnosticFields,
+    ...TaskFields,
   })
   .meta({ id: "ScoreAnswer" });
 

@@ -11,11 +11,17 @@ import { createBillingService, type BillingService } from "./billing.js";
 import { createHealthService, type HealthService } from "./health.js";
 import { createLimitsService, type LimitsService } from "./limits.js";
 import { createMetrics, type Metrics } from "./metrics.js";
+import type { JudgingDeps } from "./judging/judge.js";
+import { createTasksService, type TasksService } from "./tasks/service.js";
 
 /** Everything the HTTP routes and the CLI call, built once from the configuration. */
 export interface Services {
   accounts: AccountsService;
   billing: BillingService;
+  /** What the judging flow needs besides the models (built once here: both judging routes and tasks' fits use it). */
+  judging: JudgingDeps;
+  /** Tenants' tasks: their examples, fits and versions (services/tasks/). */
+  tasks: TasksService;
   limits: LimitsService;
   health: HealthService;
   /** Plans and keys need no policy of their own: their repositories are the service. */
@@ -39,7 +45,8 @@ export interface Services {
 export type ServicesConfig = Pick<
   Config,
   "db" | "dbSchema" | "dbPoolSize" | "dbStatementTimeoutMs" | "redisUrl" | "redisPrefix" | "requestTimeoutMs" | "reservationGraceMs"
->;
+> &
+  Partial<Pick<Config, "promptCues" | "maxQuestions" | "tasksPerAccount">>;
 
 /**
  * The clock is injectable for tests of periods, windows and expiry; nothing else is. `mustExist`
@@ -69,9 +76,14 @@ export async function buildServices(
   const limiter = config.redisUrl
     ? createRedisLimiter({ url: config.redisUrl, prefix: config.redisPrefix })
     : createDatabaseLimiter(store.rateWindows, { now, ping: () => store.ping() });
+  const billing = createBillingService(store, now);
+  const judging: JudgingDeps = { billing, requestTimeoutMs: config.requestTimeoutMs, promptCues: config.promptCues };
+  const tasks = createTasksService({ tasks: store.tasks, judging, maxTasksPerAccount: config.tasksPerAccount ?? 20 });
   return {
     accounts: createAccountsService(store, now),
-    billing: createBillingService(store, now),
+    billing,
+    judging,
+    tasks,
     limits: createLimitsService(limiter),
     health: createHealthService(store, limiter, config.redisUrl ? `Redis ${redactUrl(config.redisUrl)}` : "database"),
     plans: store.plans,
@@ -84,6 +96,8 @@ export async function buildServices(
     limiter,
     metrics,
     async close() {
+      // Fits running here end first (failed as interrupted), while the store can still record it.
+      await tasks.close();
       await limiter.close();
       await store.close();
     },

@@ -83,6 +83,8 @@ export interface TasksRepository {
   /** Ends a running fit with a new version (numbered next, in the same transaction); false when it was no longer running. */
   succeed(fitId: string, version: Omit<VersionRecord, "taskId" | "version" | "fitId" | "createdAt">): Promise<VersionRecord | undefined>;
   fail(fitId: string, error: { code: string; message: string }): Promise<boolean>;
+  /** Takes back a running fit that was refused before it read anything (its first example could not be paid). */
+  discardFit(fitId: string): Promise<void>;
   getFit(taskId: string, fitId: string): Promise<FitRecord | undefined>;
   /** Newest first. */
   fits(taskId: string, limit?: number): Promise<FitRecord[]>;

@@ -29,7 +29,7 @@ describe.each(STORE_ENGINES)("tasks on %s", (engine) => {
     expect(await store.tasks.examples(task.id)).toEqual(examples);
     expect((await store.tasks.get(accountId, task.id))?.id).toBe(task.id);
     expect((await store.tasks.get(accountId, "sentiment"))?.id).toBe(task.id);
-    const other = await store.accounts.create({ name: "other", planId: (await store.accounts.get(accountId))!.planId });
+    const other = await store.accounts.create({ name: "other", plan: (await store.accounts.get(accountId))!.planId });
     expect(await store.tasks.get(other.id, task.id)).toBeUndefined();
     expect(await store.tasks.get(other.id, "sentiment")).toBeUndefined();
     await expect(store.tasks.create(newTask(accountId, "sentiment"))).rejects.toSatisfy((e) => isStoreError(e, "task_exists"));

@@ -213,6 +213,9 @@ export function createTasksRepository(database: Database, now: () => number): Ta
         .executeTakeFirst();
       return Number(result.numUpdatedRows) > 0;
     },
+    async discardFit(fitId) {
+      await db.deleteFrom("task_fits").where("id", "=", fitId).where("state", "=", "running").where("done", "=", 0).execute();
+    },
     async getFit(taskId, fitId) {
       const row = await db.selectFrom("task_fits").select(FIT_COLUMNS).where("task_id", "=", taskId).where("id", "=", fitId).executeTakeFirst();
       return row && toFit(row);

@@ -6,9 +6,9 @@ import { readJsonBody } from "../../http/read-body.js";
 import { decisionsUsage, toDecisionAnswers, toJudgment, UnsupportedDecisionError, type DecisionsQuestion } from "./mapping.js";
 import type { NumberTexts } from "../../judgment/render.js";
 import type { Judged } from "../../services/judging/prepare.js";
-import { withDiagnostics } from "../judging/extensions.js";
+import { withDiagnostics, withTaskNotes } from "../judging/extensions.js";
 import type { JudgmentRequest } from "../../services/judging/request.js";
-import { answerQuestions, judgingContext, pickModel, type JudgingRouteDeps } from "../judging/request-response.js";
+import { answerQuestions, judgingContext, pickModel, taskOf, type JudgingRouteDeps } from "../judging/request-response.js";
 import { openAIErrorFormat, ParamError } from "./errors.js";
 import { DecisionsErrorBody, DecisionsInputJson, DecisionsInputText, DecisionsRequest, DecisionsResponse, DecisionsUserMessage } from "./schema.js";
 import {
@@ -87,6 +87,7 @@ export function registerDecisions(app: App, deps: JudgingRouteDeps): void {
       debias: request.x_debias ?? deps.debias,
       diagnostics: request.x_diagnostics === true,
       contextual: request.x_calibration === "contextual",
+      ...(await taskOf(c, deps, request.x_task)),
       ...judgingContext(c, deps, body, picked.model),
     };
     return answerQuestions(c, deps, judgment, (judged) => JSON.stringify(responseBody(questions, judged)));
@@ -96,7 +97,7 @@ export function registerDecisions(app: App, deps: JudgingRouteDeps): void {
 function responseBody(questions: readonly DecisionsQuestion[], judged: Judged): DecisionsResponse {
   const body: DecisionsResponse = {
     model: judged.model,
-    answers: withDiagnostics(toDecisionAnswers(questions, judged.answers), judged.diagnostics),
+    answers: withTaskNotes(withDiagnostics(toDecisionAnswers(questions, judged.answers), judged.diagnostics), judged.answers),
     usage: decisionsUsage(judged.inputTokens),
   };
   return judged.debias ? { ...body, x_debias: judged.debias } : body;

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { CalibrationMode, DiagnosticsFlag } from "../judging/extensions.js";
+import { CalibrationMode, DiagnosticsFlag, TaskName } from "../judging/extensions.js";
+import { TaskFields } from "../../judgment/schema.js";
 import { DEBIAS_MODES } from "../../judgment/debias.js";
 import { explain, MAX_CHOICE_OPTIONS, MAX_SCORE_LEVELS, MIN_CHOICE_OPTIONS, MIN_SCORE_LEVELS } from "../../judgment/schema.js";
 import { PUBLIC_CODES } from "../shared.schema.js";
@@ -108,6 +109,7 @@ export const DecisionsRequest = z
     prompt_cache_options: Ignored,
     x_diagnostics: DiagnosticsFlag,
     x_calibration: CalibrationMode,
+    x_task: TaskName,
     x_debias: z
       .enum(DEBIAS_MODES, { error: 'x_debias must be one of "none", "canonical", "shift"' })
       .optional()
@@ -120,7 +122,7 @@ const Probability = z.number().min(0).max(1);
 const AnswerName = z.string().nullable().openapi({ description: "The question's name, or null." });
 
 const PredicateAnswer = z
-  .object({ type: z.literal("predicate"), name: AnswerName, probability: Probability.openapi({ description: "P(the statement holds)." }) })
+  .object({ type: z.literal("predicate"), name: AnswerName, probability: Probability.openapi({ description: "P(the statement holds)." }), ...TaskFields })
   .openapi("DecisionsPredicateAnswer");
 
 const ChoiceAnswer = z
@@ -130,6 +132,7 @@ const ChoiceAnswer = z
     choice: ChoiceValue.openapi({ description: "The most likely value, with its type." }),
     probabilities: z.array(z.object({ value: ChoiceValue, probability: Probability })).openapi({ description: "Every choice, in request order; sums to 1." }),
     confidence: Probability,
+    ...TaskFields,
   })
   .openapi("DecisionsChoiceAnswer");
 
@@ -142,6 +145,7 @@ const ScoreAnswer = z
       .array(z.object({ value: z.number().int().min(0), label: z.string(), probability: Probability }))
       .openapi({ description: "Every level, lowest first; `value` is its zero-based index." }),
     confidence: Probability,
+    ...TaskFields,
   })
   .openapi("DecisionsScoreAnswer");
 

@@ -28,6 +28,26 @@ export const CalibrationMode = z
       'calibration, Zhao et al. 2021). Those prompts are read and billed. x_debias "none" only. Default "none".',
   });
 
+export const TaskName = z
+  .string({ error: "x_task must be a task's id or name" })
+  .min(1, { error: "x_task must be a task's id or name" })
+  .max(200, { error: "x_task must be at most 200 characters" })
+  .optional()
+  .openapi({
+    description:
+      "Extension of this server: a task of the key's account (its id or name; /v1/tasks). Each question equal to one of the task's " +
+      "questions (id, type, instructions, criteria) is answered through the head its newest version fitted on this model; every answer " +
+      'then says in `x_task` which version answered, or why none did. x_debias "none" and no x_calibration only. Billing is unchanged.',
+  });
+
+/** /v1/decisions writes answers in its own shape: the task's notes are carried over, question by question. */
+export function withTaskNotes<T extends object>(answers: T[], judged: readonly object[]): T[] {
+  return answers.map((answer, i) => {
+    const { x_task, x_abstain } = judged[i] as { x_task?: unknown; x_abstain?: true };
+    return x_task === undefined ? answer : { ...answer, x_task, ...(x_abstain && { x_abstain }) };
+  });
+}
+
 export function withDiagnostics<T extends object>(answers: T[], diagnostics: readonly LabelDiagnostics[] | undefined): T[] {
   if (!diagnostics) return answers;
   return answers.map((answer, i) => ({ ...answer, label_mass: diagnostics[i].labelMass, top_token_is_label: diagnostics[i].topTokenIsLabel }));

@@ -12,6 +12,8 @@ import type { ModelRegistry, ServedModel } from "../../services/served-models/re
 import type { Temperatures } from "../../judgment/answers.js";
 import type { ErrorCode } from "../../errors.js";
 import type { Caller } from "../../http/context.js";
+import type { TaskSelection } from "../../services/judging/task-heads.js";
+import type { TasksService } from "../../services/tasks/service.js";
 
 /**
  * What POST /v1/systemone and POST /v1/decisions share at the edge: the judging service
@@ -30,6 +32,8 @@ export interface JudgingRouteDeps {
   models: ModelRegistry;
   /** The calibration of each model, by id (read per request: a profile applies once its model is known). */
   temperaturesOf: (modelId: string) => Temperatures;
+  /** Tenants' tasks: `x_task` names one, and /v1/tasks manages them. */
+  tasks: TasksService;
 }
 
 /**
@@ -43,7 +47,7 @@ export function judgingContext(c: Context<AppEnv>, deps: JudgingRouteDeps, body:
   const models = deps.models
     .chain(model)
     .filter(allowed)
-    .map((m) => ({ id: m.id, engine: m.engine, multiplierMilli: m.multiplierMilli, temperatures: () => deps.temperaturesOf(m.id) }));
+    .map((m) => ({ id: m.id, engine: m.engine, multiplierMilli: m.multiplierMilli, temperatures: () => deps.temperaturesOf(m.id), source: m.source }));
   if (deps.models.declared) c.set("model", model.id);
   return {
     models,
@@ -66,6 +70,14 @@ export async function answerQuestions(c: Context<AppEnv>, deps: JudgingRouteDeps
 }
 
 const JSON_TYPE = { "content-type": "application/json" };
+
+/** `x_task`: the task in the caller's account, with its versions' heads; another account's is not found either. */
+export async function taskOf(c: Context<AppEnv>, deps: JudgingRouteDeps, name: string | undefined): Promise<{ task?: TaskSelection }> {
+  if (name === undefined) return {};
+  const task = await deps.tasks.selection(c.get("caller").accountId, name);
+  if (!task) throw new ApiError("task_not_found", `x_task: no task ${JSON.stringify(name)} in this account`);
+  return { task };
+}
 
 /** Printable ASCII without spaces, as Stripe and the IETF draft use; long enough for a UUID or a hash. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;

@@ -8,7 +8,7 @@ import { keyed } from "../../judgment/keyed.js";
 import { withDiagnostics } from "../judging/extensions.js";
 import type { Judged } from "../../services/judging/prepare.js";
 import type { JudgmentRequest } from "../../services/judging/request.js";
-import { answerQuestions, judgingContext, pickModel, type JudgingRouteDeps } from "../judging/request-response.js";
+import { answerQuestions, judgingContext, pickModel, taskOf, type JudgingRouteDeps } from "../judging/request-response.js";
 import {
   billedToHeader,
   judgingErrorDescriptions,
@@ -73,6 +73,7 @@ export function registerSystemOne(app: App, deps: JudgingRouteDeps): void {
       diagnostics: asked.x_diagnostics === true,
       contextual: asked.x_calibration === "contextual",
       numberTexts: body.numberTexts,
+      ...(await taskOf(c, deps, asked.x_task)),
       ...judgingContext(c, deps, body, picked.model),
     };
     return answerQuestions(c, deps, request, (judged) => JSON.stringify(responseBody(ids, judged)));

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { CalibrationMode, DiagnosticsFlag } from "../judging/extensions.js";
+import { CalibrationMode, DiagnosticsFlag, TaskName } from "../judging/extensions.js";
 import { DEBIAS_MODES, MAX_SHIFTS, SHIFT_TOLERANCE } from "../../judgment/debias.js";
 import { Answer, Content, explain, noEmptyKeys, Question, recordOf } from "../../judgment/schema.js";
 
@@ -39,6 +39,7 @@ export const JudgmentRequest = z
       }),
     x_diagnostics: DiagnosticsFlag,
     x_calibration: CalibrationMode,
+    x_task: TaskName,
     x_debias: z
       .enum(DEBIAS_MODES, { error: 'x_debias must be one of "none", "canonical", "shift"' })
       .optional()

@@ -10,6 +10,7 @@ import type { Answer } from "../../judgment/schema.js";
 import { judgeDebiased, planDebiased, type DebiasedResult, type DebiasSteps } from "./debiased-rounds.js";
 import { evaluateWithin, modelTimeout } from "./model.js";
 import type { JudgmentRequest, ModelChoice } from "./request.js";
+import { bindingOf, needsFeatures, planTask, promptQuestions, taskAnswer, type ModelBinding, type TaskPlan } from "./task-heads.js";
 
 /**
  * The model side of the judging flow (judge.ts): prepared before the charge is
@@ -39,6 +40,8 @@ export interface Judged {
   diagnostics?: LabelDiagnostics[];
   /** Present when debiased: question presentations read, of those held for. */
   debias?: { mode: Exclude<DebiasMode, "none">; presentations_read: number; presentations: number };
+  /** When the request collected readings (a task's fit): per question the raw label log-probabilities, the hidden states where the engine gives them, and what the model was bound to. */
+  readings?: { logProbs: number[][]; features?: Float32Array[]; binding: ModelBinding };
 }
 
 /**
@@ -58,6 +61,13 @@ export async function prepareJudgment(
     throw new JudgingRefusal(
       "invalid_request",
       `x_calibration "contextual" corrects the options as sent: use it with x_debias "none" (this request: "${mode}")`,
+    );
+  }
+  if (request.task && (mode !== "none" || request.contextual)) {
+    const what = mode !== "none" ? `x_debias "${mode}"` : 'x_calibration "contextual"';
+    throw new JudgingRefusal(
+      "invalid_request",
+      `x_task answers through the task's heads, which were fitted on the options as sent: it cannot be used with ${what}`,
     );
   }
   // `auto`: the engine styles the prompt for its model's template as it tokenises it.
@@ -84,7 +94,11 @@ function refuseDiagnostics(engine: JudgmentEngine, mode: DebiasMode): void {
 async function preparePlain(model: ModelChoice, input: JudgmentRequest, deadline: Deadline, style: PromptStyle | "auto"): Promise<PendingJudgment> {
   const { engine } = model;
   const { state, ids, questions, numberTexts } = input;
-  const prompt = { ...buildPrompt(state, questions, style, numberTexts), ...(input.diagnostics && { diagnostics: true }) };
+  const binding = input.task || input.collectReadings ? await bindingOf(model, style) : undefined;
+  const plan: TaskPlan | undefined = input.task && binding && planTask(input.task, binding, ids, questions);
+  const features = needsFeatures(plan) || input.collectReadings;
+  const shown = promptQuestions(plan, questions);
+  const prompt = { ...buildPrompt(state, shown, style, numberTexts), ...(input.diagnostics && { diagnostics: true }) };
   const prepared = await explainingRefusals(ids, () => prepareWithin(engine, prompt, deadline));
   // The content-free prompts are read like any other, so they are held for and billed.
   const contentFree = input.contextual
@@ -99,19 +113,22 @@ async function preparePlain(model: ModelChoice, input: JudgmentRequest, deadline
     async answer() {
       const result =
         contentFree.length === 0 ? await evaluateWithin(engine, prepared, deadline) : await evaluateContextual(engine, prepared, contentFree, deadline);
-      const read = result.inputTokens;
+      // The hidden states are read from the same prepared tokens: one more pass where the engine cannot give both at once.
+      const read = features && engine.readFeatures ? await readFeaturesWithin(engine, prepared, deadline) : undefined;
       // A hold for an upper bound (the gateway) is settled at what was read, never above the hold.
-      const billed = exact ? hold : Math.min(read, hold);
-      const answers = questions.map((q, i) => {
-        const answer = buildAnswer(q, result.labelLogProbs[i], model.temperatures());
-        return input.includeLogits ? { ...answer, logits: keyedLogits(q, result.labelLogProbs[i]) } : answer;
+      const billed = exact ? hold : Math.min(result.inputTokens, hold);
+      const answers = shown.map((q, i) => {
+        const plain = buildAnswer(q, result.labelLogProbs[i], model.temperatures());
+        const answer = input.includeLogits ? { ...plain, logits: keyedLogits(q, result.labelLogProbs[i]) } : plain;
+        return plan ? taskAnswer(plan, i, questions[i], answer, result.labelLogProbs[i], read?.features[i], input.includeLogits) : answer;
       });
       const judged: Judged = {
         model: engine.modelId,
         answers,
         inputTokens: billed,
-        timingMs: result.timingMs,
+        timingMs: result.timingMs + (read?.timingMs ?? 0),
         ...(input.diagnostics && result.diagnostics && { diagnostics: result.diagnostics }),
+        ...(input.collectReadings && binding && { readings: { logProbs: result.labelLogProbs, ...(read && { features: read.features }), binding } }),
       };
       return { judged, actualInputTokens: exact ? undefined : billed };
     },
@@ -175,6 +192,18 @@ async function evaluateContextual(
     return { ...result, labelLogProbs, inputTokens: sum((r) => r.inputTokens), timingMs: sum((r) => r.timingMs) };
   } catch (error) {
     throw deadline.timedOut ? modelTimeout(deadline.timeoutMs) : error;
+  }
+}
+
+/** The hidden states within the request's deadline, as evaluating is. */
+async function readFeaturesWithin(engine: JudgmentEngine, prepared: PreparedJudgment, deadline: Deadline) {
+  const step = stepOf(deadline);
+  try {
+    return await engine.readFeatures!(prepared, step.signal);
+  } catch (error) {
+    throw error instanceof RequestAbortedError && step.timedOut ? modelTimeout(deadline.timeoutMs) : error;
+  } finally {
+    step.dispose();
   }
 }
 

@@ -4,6 +4,7 @@ import type { DebiasMode } from "../../judgment/debias.js";
 import type { NumberTexts } from "../../judgment/render.js";
 import type { Question } from "../../judgment/schema.js";
 import type { Payer } from "../billing.js";
+import type { TaskSelection } from "./task-heads.js";
 
 /**
  * The one request that crosses into judging. Each route maps its wire format to the questions
@@ -36,6 +37,13 @@ export interface JudgmentRequest {
    * empty. A fallback is tried only when a model is unavailable, never after a charge.
    */
   models: readonly ModelChoice[];
+  /** `x_task`: the task named, resolved in the key's account; its matching questions are answered through its heads. */
+  task?: TaskSelection;
+  /**
+   * A task's fit reads its examples through this flow, billed like requests: the answers then
+   * carry the raw readings (label log-probabilities, and the hidden states where the engine gives them).
+   */
+  collectReadings?: boolean;
 }
 
 /** One served model of the chain, as judging needs it: the route maps the registry's chain to these. */
@@ -46,4 +54,6 @@ export interface ModelChoice {
   multiplierMilli: number;
   /** Read per request: a calibration profile applies once the model it names is loaded. */
   temperatures: () => Temperatures;
+  /** Where the weights come from (ServedModel.source): a task's version is bound to it. */
+  source?: string;
 }

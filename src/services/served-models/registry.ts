@@ -18,6 +18,11 @@ export interface ServedModel {
   readonly multiplierMilli: number;
   /** The model that answers when this one is down. */
   readonly fallback?: string;
+  /**
+   * Where its weights come from: `file:<path>` for an in-process model, `<engine>:<url>` for a
+   * server; absent where unknown (an engine handed in). A task's version is bound to it (services/tasks/).
+   */
+  readonly source?: string;
   /** Metered (judge_engine_* with a `model` label), and for in-process models loaded on demand. */
   readonly engine: JudgmentEngine;
   /** loaded / unloaded for models that load on demand; always "resident" otherwise. */
@@ -45,12 +50,13 @@ export interface ModelRegistry {
 export type CreateEngine = (config: ModelEngineConfig) => JudgmentEngine;
 
 /** The single model: today's one engine, under the id it reports. */
-export function singleModelRegistry(engine: JudgmentEngine, metrics: Metrics): ModelRegistry {
+export function singleModelRegistry(engine: JudgmentEngine, metrics: Metrics, config?: ModelEngineConfig): ModelRegistry {
   const metered = meterEngine(engine, metrics, undefined);
   const model: ServedModel = {
     get id() {
       return engine.modelId;
     },
+    ...(config && { source: sourceOf(config) }),
     aliases: [],
     multiplierMilli: 1000,
     engine: metered,
@@ -74,7 +80,7 @@ export function declaredModelsRegistry(config: ModelsConfig, create: CreateEngin
 }
 
 function buildModel(m: ModelConfig, create: CreateEngine, metrics: Metrics, budget: LoadBudget, isDefault: boolean): ServedModel {
-  const base = { id: m.id, aliases: m.aliases, multiplierMilli: m.multiplierMilli, fallback: m.fallback };
+  const base = { id: m.id, aliases: m.aliases, multiplierMilli: m.multiplierMilli, fallback: m.fallback, source: sourceOf(m.engine) };
   if (m.engine.engine.kind !== "llama") {
     return { ...base, engine: meterEngine(create(m.engine), metrics, m.id), residency: () => "resident" };
   }
@@ -116,6 +122,11 @@ function registryOf(models: ServedModel[], defaultModel: ServedModel, declared: 
     },
     close,
   };
+}
+
+/** Never the server's key: only what names the weights. */
+function sourceOf(config: ModelEngineConfig): string {
+  return config.engine.kind === "llama" ? `file:${config.model}` : `${config.engine.kind}:${config.engine.url ?? ""}`;
 }
 
 /** A local GGUF's size in MB, what loading it costs at least; 0 for an `hf:` URI not yet downloaded. */

@@ -1,0 +1,128 @@
+import { z } from "@hono/zod-openapi";
+import { Question } from "../../judgment/schema.js";
+import type { Task } from "../../services/tasks/service.js";
+import type { FitRecord, VersionRecord } from "../../services/types.js";
+
+/** The wire shapes of /v1/tasks… (docs/interface/tasks.md), and the views that write them. */
+
+const Example = z
+  .object({
+    state: z.unknown().openapi({ description: "The state, as a request sends it." }),
+    gold: z.record(z.string(), z.unknown()).openapi({
+      description:
+        "The gold answer of some of the task's questions: choice, an option key or { key: probability }; noul, true/false or P(true); score, a level index or one probability per level.",
+    }),
+  })
+  .openapi("TaskExample");
+
+export const CreateTaskBody = z
+  .object({
+    name: z.string().openapi({ description: 'Unique in the account; 1–100 characters, not starting with "task_".' }),
+    questions: z.record(z.string(), Question).openapi({ description: "The questions the task answers, by id, as a request writes them." }),
+    abstain_below: z
+      .record(z.string(), z.number())
+      .optional()
+      .openapi({ description: "Per question, a confidence floor in (0, 1): answers below it carry x_abstain." }),
+    examples: z.array(Example).openapi({ description: "Labelled examples (at most 5,000; the whole body at most 8 MB)." }),
+  })
+  .openapi("CreateTask");
+
+export const FitBody = z
+  .object({
+    model: z.string().optional().openapi({ description: "The served model to fit on (default: the default model)." }),
+    seed: z.number().int().min(0).max(2_147_483_647).optional().openapi({ description: "Folds and fitting are deterministic for a seed (default 0)." }),
+    heads: z
+      .array(z.enum(["level1", "level2"]))
+      .min(1)
+      .optional()
+      .openapi({ description: "The heads that may replace a question's readout (default both); the report scores every head either way." }),
+  })
+  .strict()
+  .openapi("FitTask");
+
+export const FitView = z
+  .object({
+    id: z.string(),
+    state: z.enum(["running", "succeeded", "failed"]),
+    model: z.string(),
+    examples: z.number().int().openapi({ description: "Examples to read." }),
+    examples_read: z.number().int(),
+    input_tokens: z.number().int().openapi({ description: "Tokens read and billed so far." }),
+    charged_eur: z.string().openapi({ description: "What the balance paid so far, in euros (examples the plan's allowance paid cost 0 here)." }),
+    version: z.number().int().nullable().openapi({ description: "The version it wrote, once succeeded." }),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    created_at: z.string(),
+    finished_at: z.string().nullable(),
+  })
+  .openapi("TaskFit");
+
+export const VersionSummary = z
+  .object({ version: z.number().int(), model: z.string(), fit: z.string(), created_at: z.string(), heads: z.record(z.string(), z.string()) })
+  .openapi("TaskVersionSummary");
+
+export const TaskView = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    questions: z.record(z.string(), Question),
+    abstain_below: z.record(z.string(), z.number()),
+    examples: z.number().int(),
+    created_at: z.string(),
+    versions: z.array(VersionSummary).openapi({ description: "Newest first." }),
+    latest_fit: FitView.nullable(),
+  })
+  .openapi("Task");
+
+export const VersionView = VersionSummary.extend({
+  binding: z.object({ model: z.string(), weights: z.string(), promptStyle: z.string(), template: z.string() }),
+  report: z
+    .record(z.string(), z.unknown())
+    .openapi({ description: "Held-out k-fold figures per question: prior, plain readout and each head; the reliability diagram." }),
+}).openapi("TaskVersion");
+
+const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+const euros = (micro: number) => (micro / 1_000_000).toFixed(6);
+
+export function fitView(fit: FitRecord): z.infer<typeof FitView> {
+  return {
+    id: fit.id,
+    state: fit.state,
+    model: fit.model,
+    examples: fit.total,
+    examples_read: fit.done,
+    input_tokens: fit.inputTokens,
+    charged_eur: euros(fit.chargedMicro),
+    version: fit.version ?? null,
+    error: fit.error ?? null,
+    created_at: iso(fit.createdAt)!,
+    finished_at: iso(fit.finishedAt),
+  };
+}
+
+export function versionSummary(version: VersionRecord): z.infer<typeof VersionSummary> {
+  const heads = JSON.parse(version.heads) as Record<string, { kind: string }>;
+  return {
+    version: version.version,
+    model: version.model,
+    fit: version.fitId,
+    created_at: iso(version.createdAt)!,
+    heads: Object.fromEntries(Object.entries(heads).map(([id, head]) => [id, head.kind])),
+  };
+}
+
+export function versionView(version: VersionRecord): z.infer<typeof VersionView> {
+  return { ...versionSummary(version), binding: JSON.parse(version.binding), report: JSON.parse(version.report) };
+}
+
+export function taskView(task: Task, versions: VersionRecord[], latest: FitRecord | undefined): z.infer<typeof TaskView> {
+  return {
+    id: task.record.id,
+    name: task.record.name,
+    questions: task.definition.questions,
+    abstain_below: task.definition.abstainBelow,
+    examples: task.record.examples,
+    created_at: iso(task.record.createdAt)!,
+    versions: versions.map(versionSummary),
+    latest_fit: latest ? fitView(latest) : null,
+  };
+}
