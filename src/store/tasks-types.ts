@@ -78,7 +78,7 @@ export interface TasksRepository {
   remove(accountId: string, taskId: string): Promise<boolean>;
   /** Throws fit_in_progress when one is running for the task. */
   startFit(input: NewFit): Promise<FitRecord>;
-  /** Progress of a running fit; false when it is no longer running (failed by a sweep, or its task deleted). */
+  /** Progress of a fit, recorded even once a sweep failed it (the examples were paid); false when it is no longer running. */
   progress(fitId: string, update: { done: number; inputTokens: number; chargedMicro: number }): Promise<boolean>;
   /** Ends a running fit with a new version (numbered next, in the same transaction); false when it was no longer running. */
   succeed(fitId: string, version: Omit<VersionRecord, "taskId" | "version" | "fitId" | "createdAt">): Promise<VersionRecord | undefined>;

@@ -165,13 +165,15 @@ export function createTasksRepository(database: Database, now: () => number): Ta
       return toFit(fit);
     },
     async progress(fitId, update) {
-      const result = await db
+      // Also on a fit failed meanwhile (by a sweep): what its owner read was paid, and the record says so.
+      const row = await db
         .updateTable("task_fits")
         .set({ done: update.done, input_tokens: update.inputTokens, charged_micro: update.chargedMicro, heartbeat_at: now() })
         .where("id", "=", fitId)
-        .where("state", "=", "running")
+        .where("state", "in", ["running", "failed"])
+        .returning(["state"])
         .executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
+      return row?.state === "running";
     },
     async succeed(fitId, version) {
       return database.transaction(async (trx) => {
