@@ -16,11 +16,13 @@ import { registerCreateTopUp } from "./create-top-up.js";
 import { registerGetAccount } from "./get-account.js";
 import { registerGetAccountUsage } from "./get-account-usage.js";
 import { registerGetOverview } from "./get-overview.js";
+import { registerGetTask } from "./get-task.js";
 import type { AdminMemory } from "./last-check.js";
 import { registerListAccounts } from "./list-accounts.js";
 import { registerListAudit } from "./list-audit.js";
 import { registerListLedger } from "./list-ledger.js";
 import { registerListPlans } from "./list-plans.js";
+import { registerListTasks } from "./list-tasks.js";
 import { registerAdminOpenApi } from "./openapi.js";
 import { registerRevokeKey } from "./revoke-key.js";
 import type { AdminApi } from "./route.js";
@@ -69,6 +71,8 @@ export function buildAdminApi(services: Services): AdminApi {
   registerAccountStatus(api, services);
   registerListAudit(api, services);
   registerAdminTokens(api, services);
+  registerListTasks(api, services);
+  registerGetTask(api, services);
   registerAdminOpenApi(api);
   return api;
 }

@@ -48,6 +48,8 @@ const ADMIN_OPERATIONS = [
   "get /admin/v1/admin-tokens",
   "post /admin/v1/admin-tokens",
   "post /admin/v1/admin-tokens/{id}/revoke",
+  "get /admin/v1/accounts/{id}/tasks",
+  "get /admin/v1/accounts/{id}/tasks/{task}",
   "get /admin/openapi.json",
 ];
 

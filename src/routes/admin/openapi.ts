@@ -30,7 +30,7 @@ export function registerAdminOpenApi(api: AdminApi): void {
       title: "Typed Judgment Service — admin API",
       version: API_VERSION,
       description:
-        "Accounts, plans, balances and API keys. Every request needs `Authorization: Bearer <admin token>`; " +
+        "Accounts, plans, balances, API keys and tenants' tasks (read only). Every request needs `Authorization: Bearer <admin token>`; " +
         "without it every path answers 404 not_found, exactly like a path that does not exist.",
     },
     security: ADMIN_SECURITY,
