@@ -1,5 +1,4 @@
-import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import { fitQuestionHead, type Head, type LabelledRow, type QuestionReport } from "../../judgment/heads/index.js";
+import { type Head, type LabelledRow, type QuestionReport } from "../../judgment/heads/index.js";
 import { chargeFor } from "../../money/money.js";
 import { messageOf } from "../../error-message.js";
 import type { Payer } from "../billing.js";
@@ -10,6 +9,7 @@ import { judge, type JudgingDeps } from "../judging/judge.js";
 import type { ModelChoice } from "../judging/request.js";
 import type { ModelBinding } from "../judging/task-heads.js";
 import type { TaskDefinition, TaskExample } from "./definition.js";
+import { workerHeadFitter } from "./head-fitter.js";
 
 /**
  * One fit: every example read through the judging flow exactly as a request (billed like one,
@@ -101,13 +101,16 @@ export async function runFit(context: FitContext, job: FitJob, first: FirstReadi
     }
     const heads: Record<string, Head> = {};
     const report: Record<string, QuestionReport> = {};
-    for (const [id, questionRows] of rows) {
-      if (questionRows.length === 0) continue;
-      // One question at a time, with the event loop let through between them: requests keep being answered.
-      await yieldToEventLoop();
-      const fitted = fitQuestionHead(questionRows, { seed: job.seed, candidates: job.heads });
-      heads[id] = fitted.head;
-      report[id] = fitted.report;
+    const fitter = workerHeadFitter(context.signal);
+    try {
+      for (const [id, questionRows] of rows) {
+        if (questionRows.length === 0) continue;
+        const fitted = await fitter.fit(questionRows, { seed: job.seed, candidates: job.heads });
+        heads[id] = fitted.head;
+        report[id] = fitted.report;
+      }
+    } finally {
+      await fitter.close();
     }
     await tasks.succeed(job.fit.id, {
       model: job.model.id,
