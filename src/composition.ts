@@ -12,7 +12,7 @@ import { createLogger, type Logger } from "./logger.js";
 import { buildMetricsApp } from "./routes/metrics/route.js";
 import { buildServices, type Services } from "./services/build.js";
 import { loadCalibrationFile } from "./services/calibration-file.js";
-import { declaredModelsRegistry, singleModelRegistry, type ModelRegistry } from "./services/served-models/registry.js";
+import { declaredModelsRegistry, singleModelRegistry, type CreateEngine, type ModelRegistry } from "./services/served-models/registry.js";
 
 /**
  * The one composition root: from a parsed Config it builds the services (store, rate limiter,
@@ -63,20 +63,8 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   const services = options.services ?? (await buildServices(config, { backgroundCheckpoints: true }));
   let models: ModelRegistry | undefined;
   try {
-    // Loaded only when needed: the engines' modules load node-llama-cpp, which takes seconds.
-    const { createEngine } = options.engine ? { createEngine: undefined } : await import("./engine/factory.js");
-    const create = (engineConfig: Parameters<NonNullable<typeof createEngine>>[0]) =>
-      createEngine!(engineConfig, { showDownloadProgress: process.stdout.isTTY });
-    models = await startupStep("cannot set up the engine", () =>
-      options.engine
-        ? singleModelRegistry(options.engine, services.metrics)
-        : config.models
-          ? declaredModelsRegistry(config.models, create, services.metrics)
-          : singleModelRegistry(create(config), services.metrics, config),
-    );
-    const calibration = config.calibrationPath
-      ? await startupStep(`cannot use the calibration profile JUDGE_CALIBRATION=${config.calibrationPath}`, () => loadCalibrationFile(config.calibrationPath!))
-      : undefined;
+    models = await startupStep("cannot set up the engine", () => buildModels(config, services, { engine: options.engine }));
+    const calibration = await loadCalibration(config);
     return await serveWith(config, log, services, models, calibration, options);
   } catch (error) {
     await closeQuietly(options.ownsEngine === false ? undefined : models, services, Date.now() + TEARDOWN_MS);
@@ -84,12 +72,46 @@ export async function start(config: Config, options: StartOptions = {}): Promise
   }
 }
 
+/**
+ * The served models and their registry, as the config describes them (JUDGE_MODELS, or the one
+ * model of the single-model settings); an engine handed in (tests) replaces them. start() and
+ * the CLI's fits (`judge tasks … --wait`) build them here, so a fit reads through the models a
+ * server would serve. The caller closes the registry.
+ */
+export async function buildModels(
+  config: Config,
+  services: Pick<Services, "metrics">,
+  options: { engine?: JudgmentEngine; showDownloadProgress?: boolean } = {},
+): Promise<ModelRegistry> {
+  if (options.engine) return singleModelRegistry(options.engine, services.metrics);
+  // Loaded only when needed: the engines' modules load node-llama-cpp, which takes seconds.
+  const { createEngine } = await import("./engine/factory.js");
+  const showDownloadProgress = options.showDownloadProgress ?? process.stdout.isTTY;
+  const create: CreateEngine = (engineConfig) => createEngine(engineConfig, { showDownloadProgress });
+  return config.models ? declaredModelsRegistry(config.models, create, services.metrics) : singleModelRegistry(create(config), services.metrics, config);
+}
+
+/** The calibration profile of JUDGE_CALIBRATION, if one is set; a StartupError naming the file otherwise. */
+export async function loadCalibration(config: Pick<Config, "calibrationPath">): Promise<Calibration | undefined> {
+  const path = config.calibrationPath;
+  return path ? await startupStep(`cannot use the calibration profile JUDGE_CALIBRATION=${path}`, () => loadCalibrationFile(path)) : undefined;
+}
+
+type Calibration = Awaited<ReturnType<typeof loadCalibrationFile>>;
+
+/**
+ * How long a running fit's instance may say nothing before a sweep fails it as stopped: it writes
+ * progress after every example, each read within one request timeout. The server's sweeper and
+ * the CLI (before it fits or deletes a task, so that a killed `judge tasks fit` blocks nothing) use it.
+ */
+export const fitQuietMs = (requestTimeoutMs: number) => 2 * requestTimeoutMs + 10_000;
+
 async function serveWith(
   config: Config,
   log: Logger,
   services: Services,
   models: ModelRegistry,
-  calibration: Awaited<ReturnType<typeof loadCalibrationFile>> | undefined,
+  calibration: Calibration | undefined,
   wiring: StartOptions,
 ): Promise<RunningService> {
   const engine = models.defaultModel.engine;
@@ -268,7 +290,7 @@ function startSweeper(services: Pick<Services, "billing" | "tasks">, log: Logger
     try {
       const swept = await services.billing.sweep();
       if (swept.reservations > 0) log.warn("released expired reservations", { count: swept.reservations });
-      const fits = await services.tasks.sweep(2 * requestTimeoutMs + 10_000, Date.now());
+      const fits = await services.tasks.sweep(fitQuietMs(requestTimeoutMs), Date.now());
       if (fits > 0) log.warn("failed fits whose instance stopped", { count: fits });
     } catch (error) {
       log.error("sweep failed", { detail: String(error) });

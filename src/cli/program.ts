@@ -16,6 +16,7 @@ import { registerEvaluationCommands } from "./evaluation.js";
 import { registerKeysCommands } from "./keys.js";
 import { registerLedgerCommands } from "./ledger.js";
 import { registerPlansCommands } from "./plans.js";
+import { registerTasksCommands } from "./tasks.js";
 
 /**
  * The `judge` CLI as a function of its arguments, streams and environment: main.ts runs it for
@@ -78,6 +79,7 @@ function buildProgram(io: CliIo): Command {
   registerLedgerCommands(program);
   registerAdminsCommands(program);
   registerAuditCommands(program);
+  registerTasksCommands(program);
   registerServeCommand(program);
   registerFixtureCommand(program);
   registerEvaluationCommands(program);
