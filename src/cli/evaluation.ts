@@ -73,6 +73,7 @@ interface EvalFlags extends ServerFlags {
   errorRate: number[];
   optionOrder?: "shift" | "shuffle";
   debias?: DebiasMode;
+  task?: string;
   questionIds?: boolean;
   interference?: boolean;
   seed: number;
@@ -101,6 +102,7 @@ export function registerEvaluationCommands(program: Command): void {
     .addOption(new Option("--error-rate <rates>", "error rates for coverage, comma-separated").argParser(shares).default([0.01, 0.05, 0.1], "0.01,0.05,0.1"))
     .addOption(new Option("--option-order <mode>", "check: ask again with choice options reordered").choices(["shift", "shuffle"]))
     .addOption(debiasOption())
+    .option("--task <name>", "send x_task with every request: answer through that task's fitted heads (its name or id)")
     .option("--question-ids", "check: ask again with the questions renamed")
     .option("--interference", "check: ask each question alone as well as with its item's others")
     .option("--seed <n>", "seed of the shuffle and of the k-fold split", integer(0), 1)
@@ -114,6 +116,7 @@ export function registerEvaluationCommands(program: Command): void {
       seed: flags.seed,
       checks,
       debias: flags.debias,
+      task: flags.task,
       folds: flags.folds,
     };
     await run(command, () => evalCommand(dataset, options, progressIo(command)));

@@ -9,9 +9,13 @@ import { mapConcurrent } from "./progress.js";
  * exponential backoff. Any other 4xx is the dataset's or the caller's mistake and fails at once.
  */
 
-/** The fields eval and calibrate add to every request they send: `model` and `x_debias` when asked for. */
-export function requestExtras(options: { model?: string; debias?: DebiasMode }): { model?: string; x_debias?: DebiasMode } {
-  return { ...(options.model !== undefined && { model: options.model }), ...(options.debias && { x_debias: options.debias }) };
+/** The fields eval and calibrate add to every request they send: `model`, `x_debias` and (eval's `--task`) `x_task` when asked for. */
+export function requestExtras(options: { model?: string; debias?: DebiasMode; task?: string }): { model?: string; x_debias?: DebiasMode; x_task?: string } {
+  return {
+    ...(options.model !== undefined && { model: options.model }),
+    ...(options.debias && { x_debias: options.debias }),
+    ...(options.task !== undefined && { x_task: options.task }),
+  };
 }
 
 export interface JudgmentReply {

@@ -83,6 +83,8 @@ export interface EvalCommandOptions extends ServerOptions {
   checks: EvalChecks;
   seed: number;
   debias?: DebiasMode;
+  /** Sent as every request's `x_task`. */
+  task?: string;
   folds?: number;
 }
 

@@ -31,7 +31,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function evaluate(respond: (body: any) => ScriptedResponse, checks: EvalChecks, extra: { debias?: "none" | "canonical" | "shift" } = {}) {
+async function evaluate(respond: (body: any) => ScriptedResponse, checks: EvalChecks, extra: { debias?: "none" | "canonical" | "shift"; task?: string } = {}) {
   server = await startFakeJudgeServer(respond);
   const client = createJudgmentClient({ url: server.url, key: "k" });
   return runEvaluation({
@@ -89,6 +89,19 @@ describe("runEvaluation", () => {
       server!.received.filter((r) => "x_debias" in r.body),
       show(server!.received.map((r) => r.body)),
     ).toEqual([]);
+  });
+
+  it("--task: every request, variants included, carries top-level x_task; none is sent without it", async () => {
+    const result = await evaluate((body) => replyTo(body), { order: "shift", interference: true }, { task: "reviews" });
+    expect(result.task).toBe("reviews");
+    expect(
+      server!.received.map((r) => r.body.x_task),
+      show(server!.received.map((r) => r.body)),
+    ).toEqual(server!.received.map(() => "reviews"));
+    await server!.close();
+    const plain = await evaluate((body) => replyTo(body), { order: "shift" });
+    expect(plain).not.toHaveProperty("task");
+    expect(server!.received.filter((r) => "x_task" in r.body)).toEqual([]);
   });
 
   it("question ids: a server that reads the ids is caught; one that does not is not", async () => {

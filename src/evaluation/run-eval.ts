@@ -40,6 +40,8 @@ export interface EvalRunOptions {
   model?: string;
   /** Sent as every request's `x_debias` when set (this server's option-order debiasing). */
   debias?: DebiasMode;
+  /** Sent as every request's top-level `x_task` when set: the answers come through that task's fitted heads. */
+  task?: string;
   /** Folds of the k-fold temperature scaling in the quality figures (default 5). */
   folds?: number;
   progress: (total: number) => { advance(): void; finish(): void };
@@ -62,6 +64,8 @@ export interface EvalResult {
   items: number;
   /** The `x_debias` every request carried, when one was asked for. */
   debias?: DebiasMode;
+  /** The `x_task` every request carried, when one was asked for. */
+  task?: string;
   metrics: SummaryByType;
   /** Macro-F1, ECE on 10 bins, and the same figures for the prior baseline and after k-fold temperature scaling. */
   quality: QualityReport;
@@ -107,6 +111,7 @@ export async function runEvaluation(options: EvalRunOptions): Promise<EvalResult
     models: [...new Set(replies.map((r) => r.model))],
     items: options.items.length,
     ...(options.debias && { debias: options.debias }),
+    ...(options.task !== undefined && { task: options.task }),
     metrics: summariseByType(records.map(toPrediction), options.errorRates),
     quality: qualityReport(
       records.map((r) => ({ ...toPrediction(r), item: `${r.item}\u0000${r.line}`, question: r.question, labels: r.labels })),
