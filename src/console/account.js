@@ -5,20 +5,22 @@ import { auditLink } from "./route.js";
 import { drawKeys, wireKeys } from "./keys.js";
 import { drawLedger, ledgerQuery, showNewestLedger, wireLedger } from "./ledger.js";
 import { modelUsageTable } from "./models.js";
+import { drawAccountTasks } from "./tasks.js";
 
 export { hideNewKey } from "./keys.js";
 
-/** One account: facts, usage chart, plan, top-up, keys (created, shown once, revoked) and ledger pages. */
+/** One account: facts, usage chart, plan, top-up, keys (created, shown once, revoked), tasks and ledger pages. */
 
 let current = null;
 
 export async function drawAccount(route) {
   const id = route.id;
-  const [detail, usage, ledger, { plans }] = await Promise.all([
+  const [detail, usage, ledger, { plans }, { tasks }] = await Promise.all([
     adminApi("GET", path`accounts/${id}`),
     adminApi("GET", path`accounts/${id}/usage`),
     adminApi("GET", `${path`accounts/${id}/ledger`}?${ledgerQuery(id)}`),
     adminApi("GET", "plans"),
+    adminApi("GET", path`accounts/${id}/tasks`),
   ]);
   current = detail.account;
   const { account, plan } = detail;
@@ -34,6 +36,7 @@ export async function drawAccount(route) {
   byId("usage-chart").replaceChildren(...usageChart(usage), ...modelUsageTable(usage.by_model));
   drawKeys(account.id, detail.keys);
   drawLedger(id, ledger);
+  drawAccountTasks(account.id, tasks);
 }
 
 function drawStatus(account) {

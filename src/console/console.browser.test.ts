@@ -206,7 +206,7 @@ describe("the console in a browser", () => {
     for (const step of [() => page.evaluate(() => (location.hash = "#/accounts/acct_nope")), () => page.reload()]) {
       await step();
       await expectText(page.locator("#error"), "No account with id acct_nope (account_not_found)");
-      await expectFailedRequests(404, 3); // the account, its usage and its ledger, asked for together
+      await expectFailedRequests(404, 4); // the account, its usage, its ledger and its tasks, asked for together
       expect(await page.getByRole("navigation", { name: "Console" }).isVisible()).toBe(true);
       expect(await page.locator("#account-view").isHidden(), "the last account shown must not pass for acct_nope").toBe(true);
     }

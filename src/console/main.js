@@ -6,11 +6,12 @@ import { byId, clearMessages, showError, showNote } from "./dom.js";
 import { drawOverview, wireOverview } from "./overview.js";
 import { drawPlans, wirePlans } from "./plans.js";
 import { currentRoute } from "./route.js";
+import { drawTask, wireTasks } from "./tasks.js";
 import { labelTableCells } from "./tables.js";
 
 /** Boots the console: sign-in, then the view the address names, redrawn from the admin API after each action. */
 
-const VIEWS = { overview: drawOverview, accounts: drawAccounts, account: drawAccount, plans: drawPlans, audit: drawAudit };
+const VIEWS = { overview: drawOverview, accounts: drawAccounts, account: drawAccount, task: drawTask, plans: drawPlans, audit: drawAudit };
 
 /** The address whose view is on the page. */
 let drawnFor = null;
@@ -29,7 +30,7 @@ async function redraw() {
   drawnFor = address;
   for (const name of Object.keys(VIEWS)) byId(`${name}-view`).hidden = name !== route.view;
   if (route.view !== "account") hideNewKey();
-  const section = route.view === "account" ? "accounts" : route.view;
+  const section = route.view === "account" || route.view === "task" ? "accounts" : route.view;
   for (const link of document.querySelectorAll("#nav a")) {
     if (link.dataset.view === section) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
@@ -123,6 +124,7 @@ wireAccounts(run);
 wireAccount(run);
 wirePlans(run);
 wireAudit(run);
+wireTasks(run);
 
 if (adminToken.get()) void enter();
 else showSignedIn(false);

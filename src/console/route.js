@@ -1,13 +1,15 @@
 /**
  * Where the console is: the part of the address after #, so every view has an address that
  * survives a reload and the browser's Back button. Nothing secret ever goes in it.
- *   #/overview   #/accounts?q=acme&offset=25   #/accounts/<id>   #/plans   #/audit?account=<id>&before=<entry id>
+ *   #/overview   #/accounts?q=acme&offset=25   #/accounts/<id>   #/accounts/<id>/tasks/<task id>   #/plans
+ *   #/audit?account=<id>&before=<entry id>
  */
 
 export function currentRoute() {
   const [path, query = ""] = location.hash.replace(/^#\/?/, "").split("?");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   const params = new URLSearchParams(query);
+  if (parts[0] === "accounts" && parts[1] && parts[2] === "tasks" && parts[3]) return { view: "task", id: parts[1], task: parts[3] };
   if (parts[0] === "accounts" && parts[1]) return { view: "account", id: parts[1] };
   if (parts[0] === "accounts") {
     const offset = Number(params.get("offset"));
@@ -22,6 +24,8 @@ export function currentRoute() {
 }
 
 export const accountLink = (id) => `#/accounts/${encodeURIComponent(id)}`;
+
+export const taskLink = (accountId, taskId) => `${accountLink(accountId)}/tasks/${encodeURIComponent(taskId)}`;
 
 export function accountsLink({ search = "", offset = 0 } = {}) {
   const params = new URLSearchParams();

@@ -24,6 +24,14 @@ export function labelTableCells(root = document) {
   for (const table of root.querySelectorAll("table")) labelRows(table);
   new MutationObserver((changes) => {
     const tables = new Set(changes.map((change) => change.target.closest?.("table")).filter(Boolean));
+    // Tables drawn whole (a task's report) arrive inside the nodes added.
+    for (const change of changes) {
+      for (const node of change.addedNodes) {
+        if (node.nodeType !== Node.ELEMENT_NODE) continue;
+        if (node.matches("table")) tables.add(node);
+        for (const table of node.querySelectorAll("table")) tables.add(table);
+      }
+    }
     for (const table of tables) labelRows(table);
   }).observe(root.body ?? root, { childList: true, subtree: true });
 }
