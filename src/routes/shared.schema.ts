@@ -74,6 +74,7 @@ export const judgingErrorDescriptions = (invalidRequest: string) => ({
   400: invalidRequest,
   401: "Missing, invalid or revoked API key (missing_api_key, invalid_api_key), a key past its expiry (key_expired), or the key's account is disabled (account_disabled).",
   402: "Plan allowance used up and prepaid balance too low (insufficient_funds), or the key's own budget reached (key_budget_exhausted); nothing is charged.",
+  404: "`x_task` names no task of the key's account (task_not_found); nothing is charged.",
   409: "A request with the same Idempotency-Key is still running.",
   413: "Request body larger than 256 KB.",
   415: "The body has a Content-Encoding other than identity (unsupported_content_encoding).",
@@ -85,6 +86,7 @@ export const judgingErrorDescriptions = (invalidRequest: string) => ({
 export const judgingErrorHeaders = {
   400: rateLimitHeaders,
   402: { ...rateLimitHeaders, ...standingHeaders },
+  404: rateLimitHeaders,
   409: rateLimitHeaders,
   413: rateLimitHeaders,
   415: rateLimitHeaders,

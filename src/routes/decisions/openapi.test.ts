@@ -39,7 +39,7 @@ describe("the document", () => {
   it("describes POST /v1/decisions behind the bearer key, with every status, x-request-id, billing headers and Retry-After", () => {
     const operation = doc.paths?.["/v1/decisions"]?.post;
     expect(operation, pretty()).toBeTruthy();
-    expect(Object.keys(operation.responses).sort(), pretty()).toEqual(["200", "400", "401", "402", "409", "413", "415", "429", "502"]);
+    expect(Object.keys(operation.responses).sort(), pretty()).toEqual(["200", "400", "401", "402", "404", "409", "413", "415", "429", "502"]);
     for (const [status, entry] of Object.entries<any>(operation.responses)) {
       expect(entry.headers?.["x-request-id"], `${status}: ${pretty()}`).toBeTruthy();
       expect(entry.content?.["application/json"]?.schema, `${status}: ${pretty()}`).toBeTruthy();

@@ -24,8 +24,8 @@ const pretty = () => `GET /openapi.json -> ${response.status}\n${JSON.stringify(
 
 /** The operations the contract names, with the statuses each must document. */
 const OPERATIONS: [path: string, method: string, statuses: string[]][] = [
-  ["/v1/systemone", "post", ["200", "400", "401", "402", "409", "413", "429", "502"]],
-  ["/v1/decisions", "post", ["200", "400", "401", "402", "409", "413", "429", "502"]],
+  ["/v1/systemone", "post", ["200", "400", "401", "402", "404", "409", "413", "429", "502"]],
+  ["/v1/decisions", "post", ["200", "400", "401", "402", "404", "409", "413", "429", "502"]],
   ["/health", "get", ["200", "503"]],
   ["/v1/models", "get", ["200"]],
   ["/openapi.json", "get", ["200"]],

@@ -10,7 +10,7 @@ import type { Task } from "../../services/tasks/service.js";
 import type { JudgingRouteDeps } from "../judging/request-response.js";
 import { pickModel } from "../judging/request-response.js";
 import { MODEL_ALIASES } from "../systemone/route.js";
-import { errorResponses, requestIdHeader } from "../shared.schema.js";
+import { errorResponses, rateLimitHeaders, requestIdHeader, retryAfterHeader } from "../shared.schema.js";
 import { CreateTaskBody, FitBody, FitView, fitView, TaskView, taskView, VersionView, versionView } from "./schema.js";
 
 /**
@@ -22,15 +22,28 @@ import { CreateTaskBody, FitBody, FitView, fitView, TaskView, taskView, VersionV
 
 const security = [{ bearerAuth: [] }];
 const TaskParams = z.object({ task: z.string().openapi({ description: "The task's id (task_…) or name." }) });
-const json = <S extends z.ZodType>(schema: S, description: string) => ({ description, headers: requestIdHeader, content: { "application/json": { schema } } });
-const errors = (extra: Record<number, string> = {}) =>
-  errorResponses({
-    401: "Missing, invalid or revoked API key.",
-    404: "No task of that id or name in the key's account (task_not_found).",
-    429: "The key's or plan's requests per minute are used up.",
+// Every authenticated answer carries the rate-limit headers (a 401 comes before the rate limit).
+const headers = { ...requestIdHeader, ...rateLimitHeaders };
+const json = <S extends z.ZodType>(schema: S, description: string) => ({ description, headers, content: { "application/json": { schema } } });
+type Status = 400 | 401 | 402 | 404 | 409 | 413 | 415 | 429 | 502;
+const NOT_FOUND = { 404: "No task of that id or name in the key's account, or no such fit or version of it (task_not_found)." };
+/** The errors every route has, and `extra`; the routes under /v1/tasks/{task} pass NOT_FOUND. */
+const errors = (extra: Partial<Record<Status, string>> = {}) => {
+  const descriptions = {
+    401: "Missing, invalid or revoked API key, a key past its expiry, or a disabled account.",
+    429: "The key's or plan's requests per minute are used up; retry after Retry-After seconds.",
     502: "The database or the model is unavailable; nothing was charged.",
     ...extra,
-  } as Record<400 | 401 | 402 | 404 | 409 | 413 | 429 | 502, string>);
+  } as Record<Status, string>;
+  const byStatus = Object.fromEntries(
+    Object.keys(descriptions).map((status) => [
+      status,
+      status === "401" ? {} : status === "429" ? { ...rateLimitHeaders, ...retryAfterHeader } : rateLimitHeaders,
+    ]),
+  );
+  return errorResponses(descriptions, byStatus);
+};
+const MB = TASK_LIMITS.maxUploadBytes / 1_048_576;
 
 const routes = {
   create: createRoute({
@@ -39,21 +52,27 @@ const routes = {
     summary: "Create a task from its questions and labelled examples",
     security,
     request: {
-      query: z.object({ name: z.string().optional().openapi({ description: "JSONL bodies only: the task's name." }) }),
+      query: z.object({ name: z.string().optional().openapi({ description: "JSONL bodies only: the task's name (a JSON body names it in `name`)." }) }),
       body: {
         required: true,
         content: {
           "application/json": { schema: CreateTaskBody },
-          "application/jsonl": { schema: z.string().openapi({ description: "One example a line: { state, questions, gold } as `judge eval` reads them." }) },
+          "application/jsonl": {
+            schema: z.string().openapi({
+              description:
+                "One example a line, `{ id?, state, questions, gold }` as `judge eval` reads them (also sent as application/x-ndjson); needs ?name=.",
+            }),
+          },
         },
       },
     },
     responses: {
       201: json(TaskView, "The task, not yet fitted."),
       ...errors({
-        400: "A bad task or example: the message names the example (or line) and field.",
-        409: "task_exists or task_quota_exceeded.",
-        413: "Over 8 MB.",
+        400: "A bad task or example (invalid_request: the message names the example, or line, and the field), or a body that is not JSON (invalid_json).",
+        409: "The account has a task of that name (task_exists), or JUDGE_TASKS_PER_ACCOUNT tasks already (task_quota_exceeded).",
+        413: `The body is over ${MB} MB (body_too_large).`,
+        415: "The body has a Content-Encoding other than identity (unsupported_content_encoding).",
       }),
     },
   }),
@@ -70,7 +89,7 @@ const routes = {
     summary: "One task",
     security,
     request: { params: TaskParams },
-    responses: { 200: json(TaskView, "The task."), ...errors() },
+    responses: { 200: json(TaskView, "The task."), ...errors(NOT_FOUND) },
   }),
   remove: createRoute({
     method: "delete",
@@ -78,7 +97,7 @@ const routes = {
     summary: "Delete a task with its examples, fits and versions",
     security,
     request: { params: TaskParams },
-    responses: { 204: { description: "Deleted.", headers: requestIdHeader }, ...errors({ 409: "A fit is running (fit_in_progress)." }) },
+    responses: { 204: { description: "Deleted.", headers }, ...errors({ ...NOT_FOUND, 409: "A fit of the task is running (fit_in_progress)." }) },
   }),
   fit: createRoute({
     method: "post",
@@ -87,8 +106,18 @@ const routes = {
     security,
     request: { params: TaskParams, body: { required: false, content: { "application/json": { schema: FitBody } } } },
     responses: {
-      202: json(FitView, "Started: the first example is read; follow it at its own URL."),
-      ...errors({ 400: "Unknown model, or a bad body.", 402: "The first example cannot be paid: nothing was charged.", 409: "A fit of this task is running." }),
+      202: {
+        ...json(FitView, "Started: the first example was read and paid; the rest are read in the background. Follow the fit at its Location."),
+        headers: { ...headers, location: { description: "The fit's URL: /v1/tasks/{task id}/fits/{fit id}.", schema: { type: "string" as const } } },
+      },
+      ...errors({
+        ...NOT_FOUND,
+        400: "A bad body, an unknown model or one the plan may not use (invalid_request), or a task with no examples.",
+        402: "The first example cannot be paid (insufficient_funds, key_budget_exhausted): nothing was charged and no fit was started.",
+        409: "A fit of this task is running (fit_in_progress).",
+        413: "The body is over 16 KB (body_too_large).",
+        415: "The body has a Content-Encoding other than identity (unsupported_content_encoding).",
+      }),
     },
   }),
   getFit: createRoute({
@@ -97,7 +126,7 @@ const routes = {
     summary: "A fit's progress",
     security,
     request: { params: TaskParams.extend({ fit: z.string() }) },
-    responses: { 200: json(FitView, "The fit."), ...errors() },
+    responses: { 200: json(FitView, "The fit."), ...errors(NOT_FOUND) },
   }),
   version: createRoute({
     method: "get",
@@ -105,7 +134,7 @@ const routes = {
     summary: "One version: its binding and its held-out report",
     security,
     request: { params: TaskParams.extend({ version: z.string() }) },
-    responses: { 200: json(VersionView, "The version."), ...errors() },
+    responses: { 200: json(VersionView, "The version."), ...errors(NOT_FOUND) },
   }),
 };
 
@@ -137,7 +166,9 @@ export function registerTasks(app: App, deps: JudgingRouteDeps): void {
   });
   add(routes.list, async (c) => {
     const records = await tasks.list(account(c));
-    const all = await Promise.all(records.map(async (record) => shown((await tasks.get(account(c), record.id))!)));
+    // A task deleted meanwhile is left out (it was listed, then gone).
+    const found = await Promise.all(records.map((record) => tasks.get(account(c), record.id)));
+    const all = await Promise.all(found.filter((task): task is Task => task !== undefined).map(shown));
     return c.json({ tasks: all }, 200);
   });
   add(routes.get, async (c) => c.json(await shown(await taskOr404(c)), 200));

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { Question } from "../../judgment/schema.js";
+import { Content, Question } from "../../judgment/schema.js";
+import { TASK_LIMITS } from "../../services/tasks/definition.js";
 import type { Task } from "../../services/tasks/service.js";
 import type { FitRecord, VersionRecord } from "../../services/types.js";
 
@@ -7,24 +8,35 @@ import type { FitRecord, VersionRecord } from "../../services/types.js";
 
 const Example = z
   .object({
-    state: z.unknown().openapi({ description: "The state, as a request sends it." }),
+    id: z.unknown().optional().openapi({ description: "Ignored: for the tenant's own bookkeeping." }),
+    state: Content,
     gold: z.record(z.string(), z.unknown()).openapi({
       description:
         "The gold answer of some of the task's questions: choice, an option key or { key: probability }; noul, true/false or P(true); score, a level index or one probability per level.",
     }),
   })
+  .strict()
   .openapi("TaskExample");
 
 export const CreateTaskBody = z
   .object({
-    name: z.string().openapi({ description: 'Unique in the account; 1–100 characters, not starting with "task_".' }),
-    questions: z.record(z.string(), Question).openapi({ description: "The questions the task answers, by id, as a request writes them." }),
-    abstain_below: z
-      .record(z.string(), z.number())
-      .optional()
-      .openapi({ description: "Per question, a confidence floor in (0, 1): answers below it carry x_abstain." }),
-    examples: z.array(Example).openapi({ description: "Labelled examples (at most 5,000; the whole body at most 8 MB)." }),
+    name: z
+      .string()
+      .min(1)
+      .max(TASK_LIMITS.maxNameLength)
+      .openapi({ description: `Unique in the account; 1–${TASK_LIMITS.maxNameLength} characters, no control characters, not starting with "task_".` }),
+    questions: z
+      .record(z.string(), Question)
+      .openapi({ description: "The questions the task answers, by id, as a request writes them (at least one; at most JUDGE_MAX_QUESTIONS)." }),
+    abstain_below: z.record(z.string(), z.number().gt(0).lt(1)).optional().openapi({
+      description:
+        "Per question of the task, a floor in (0, 1) for the top probability of its head's answer: an answer whose top probability is below it carries x_abstain: true.",
+    }),
+    examples: z.array(Example).openapi({
+      description: `Labelled examples: at most ${TASK_LIMITS.maxExamples.toLocaleString("en")}, each state at most ${TASK_LIMITS.maxStateBytes / 1024} KB as JSON, the whole body at most ${TASK_LIMITS.maxUploadBytes / 1_048_576} MB.`,
+    }),
   })
+  .strict()
   .openapi("CreateTask");
 
 export const FitBody = z
