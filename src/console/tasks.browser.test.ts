@@ -9,8 +9,8 @@ import { actionsOutOfView, cutCells, expectText, horizontalOverflow, WIDTHS, wat
 /**
  * A tenant's tasks in the console, in a real Chromium against the real server on the fixture
  * model: the account page lists them with their latest fit, a fitted task's view shows each
- * question's held-out table, class counts and reliability diagram, and a running fit's view
- * shows its progress and redraws itself into the report once the fit is done.
+ * question's held-out table, class counts and reliability diagram, and a running fit's progress
+ * is followed, on the task's view and in the account's table, until its new version is there.
  */
 
 let server: TestServer;
@@ -115,6 +115,16 @@ describe("a tenant's tasks in the console", () => {
     await expectText(page.getByTestId("task-latest-fit"), /^succeeded\s*6 of 6$/);
     await page.getByTestId("report-1-team-metrics").waitFor();
     expect(await page.getByTestId("report-1-team-reliability").locator("g.rel-bin").count()).toBeGreaterThan(0);
+  });
+
+  it("the account's tasks table follows a running fit too, to its new version", async () => {
+    const gate = engine.holdAfter(2);
+    await startFit(server, held);
+    await gate.entered;
+    await page.getByRole("link", { name: "← The account" }).click();
+    await expectText(page.getByTestId("task-fit-held"), /^running\s*\d of 6 examples read$/);
+    gate.release();
+    await expectText(page.getByTestId("task-row-held"), /succeeded\s*6 of 6\s*v2/);
   });
 
   it("raised no console error, CSP violation, page error or alert", () => {
