@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addAccount, billingState, moneyTables, useBillingServers } from "../../testing/billing-http.js";
-import { expectedCharge } from "../../testing/billing-store.js";
+import { expectedCharge, expectedEuros } from "../../testing/billing-store.js";
 import { STORE_ENGINES } from "../../testing/databases.js";
 import { postJudgment, show } from "../../testing/http-client.js";
 import { expectErrorResponse } from "../../testing/route-assertions.js";
@@ -103,7 +103,7 @@ describe.each(STORE_ENGINES)("fits on %s", (engine) => {
     const charged = before.balanceMicro - after.balanceMicro;
     expect(charged).toBe(report.chargedMicro);
     expect(charged).toBe(expectedCharge(done.json.input_tokens, PAYING.pricePerMillion));
-    expect(done.json.charged_eur).toBe((charged / 1_000_000).toFixed(6));
+    expect(done.json.charged_eur).toBe(expectedEuros(charged));
     const charges = after.entries.slice(before.entries.length);
     expect(charges.map((e) => e.kind)).toEqual(Array(12).fill("charge"));
     expect(charges.reduce((sum, e) => sum + e.inputTokens, 0)).toBe(done.json.input_tokens);
@@ -163,7 +163,7 @@ describe.each(STORE_ENGINES)("fits on %s", (engine) => {
       state: "failed",
       version: null,
       examples_read: 3,
-      charged_eur: ((costs[0] + costs[1] + costs[2]) / 1_000_000).toFixed(6),
+      charged_eur: expectedEuros(costs[0] + costs[1] + costs[2]),
       error: { code: "insufficient_funds", message: expect.stringMatching(/could not be paid/) },
     });
     const after = await billingState(server, server.accountId);

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { Content, Question } from "../../judgment/schema.js";
+import { formatEuros } from "../../money/money.js";
 import { TASK_LIMITS } from "../../services/tasks/definition.js";
 import type { Task } from "../../services/tasks/service.js";
 import type { FitRecord, VersionRecord } from "../../services/types.js";
@@ -60,7 +61,9 @@ export const FitView = z
     examples: z.number().int().openapi({ description: "Examples to read." }),
     examples_read: z.number().int(),
     input_tokens: z.number().int().openapi({ description: "Tokens read and billed so far." }),
-    charged_eur: z.string().openapi({ description: "What the balance paid so far, in euros (examples the plan's allowance paid cost 0 here)." }),
+    charged_eur: z.string().openapi({
+      description: "What the balance paid so far, in euros, an exact decimal (two to six decimals); examples the plan's allowance paid add 0.",
+    }),
     version: z.number().int().nullable().openapi({ description: "The version it wrote, once succeeded." }),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     created_at: z.string(),
@@ -93,7 +96,6 @@ export const VersionView = VersionSummary.extend({
 }).openapi("TaskVersion");
 
 const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
-const euros = (micro: number) => (micro / 1_000_000).toFixed(6);
 
 export function fitView(fit: FitRecord): z.infer<typeof FitView> {
   return {
@@ -103,7 +105,7 @@ export function fitView(fit: FitRecord): z.infer<typeof FitView> {
     examples: fit.total,
     examples_read: fit.done,
     input_tokens: fit.inputTokens,
-    charged_eur: euros(fit.chargedMicro),
+    charged_eur: formatEuros(fit.chargedMicro),
     version: fit.version ?? null,
     error: fit.error ?? null,
     created_at: iso(fit.createdAt)!,
