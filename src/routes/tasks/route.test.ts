@@ -78,6 +78,12 @@ describe.each(STORE_ENGINES)("/v1/tasks on %s", (engine) => {
     }
     const list = check(await taskCall(server, "GET", "/v1/tasks"));
     expect(list.json, show(list)).toEqual({ tasks: [created.json] });
+    // Any other name is reachable by URL, encoded.
+    for (const name of ["a/b c", "50% ✓ 계정", "a?b#c"]) {
+      expect((await taskCall(server, "POST", "/v1/tasks", taskBody(name))).status).toBe(201);
+      const shown = await taskCall(server, "GET", `/v1/tasks/${encodeURIComponent(name)}`);
+      expect(shown.json?.name, show(shown)).toBe(name);
+    }
   });
 
   it("creates a task from JSONL with ?name=: the questions are those the lines define, one example a line", async () => {
@@ -124,6 +130,7 @@ describe.each(STORE_ENGINES)("/v1/tasks on %s", (engine) => {
       ],
       ["no name", { ...taskBody("x"), name: undefined }, /name/],
       ["a name like an id", taskBody("task_mine"), /name: must not start with "task_"/],
+      ["a name a URL cannot hold", taskBody(".."), /name: must not be "\." or "\.\."/],
       ["a floor of 1", { ...taskBody("bad"), abstain_below: { angry: 1 } }, /abstain_below\.angry: must be below 1/],
       ["a floor for no question", { ...taskBody("bad"), abstain_below: { mood: 0.5 } }, /abstain_below\.mood: not a question of the task/],
       ["no questions", { ...taskBody("bad"), questions: {} }, /questions: a task needs at least one question/],

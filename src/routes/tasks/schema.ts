@@ -25,7 +25,9 @@ export const CreateTaskBody = z
       .string()
       .min(1)
       .max(TASK_LIMITS.maxNameLength)
-      .openapi({ description: `Unique in the account; 1–${TASK_LIMITS.maxNameLength} characters, no control characters, not starting with "task_".` }),
+      .openapi({
+        description: `Unique in the account; 1–${TASK_LIMITS.maxNameLength} characters, no control characters, not starting with "task_", not "." or "..".`,
+      }),
     questions: z
       .record(z.string(), Question)
       .openapi({ description: "The questions the task answers, by id, as a request writes them (at least one; at most JUDGE_MAX_QUESTIONS)." }),

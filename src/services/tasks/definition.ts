@@ -50,7 +50,9 @@ const Name = z
   .min(1, { error: "must not be empty" })
   .max(TASK_LIMITS.maxNameLength, { error: `must be at most ${TASK_LIMITS.maxNameLength} characters` })
   .refine((name) => !/^task_/.test(name), { error: 'must not start with "task_" (ids do): a name is never mistaken for an id' })
-  .refine((name) => !/[\u0000-\u001f\u007f]/.test(name), { error: "must not hold control characters" });
+  .refine((name) => !/[\u0000-\u001f\u007f]/.test(name), { error: "must not hold control characters" })
+  // A URL's path cannot hold them as a segment: clients resolve /v1/tasks/.. to /v1.
+  .refine((name) => name !== "." && name !== "..", { error: 'must not be "." or ".." (a URL cannot name them)' });
 
 const Floors = z.record(z.string(), z.number().gt(0, { error: "must be above 0" }).lt(1, { error: "must be below 1" })).optional();
 
