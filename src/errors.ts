@@ -3,7 +3,7 @@ import { standingHeaders } from "./http/standing-headers.js";
 import { InsufficientFundsError, KeyBudgetExhaustedError, UnknownAccountError } from "./services/errors.js";
 import { JudgingRefusal } from "./services/judging/errors.js";
 import { StoreError } from "./record-errors.js";
-import { TaskInputError } from "./services/tasks/errors.js";
+import { TaskInputError, TasksStoppingError } from "./services/tasks/errors.js";
 
 /**
  * The one error catalogue: every error the API returns has a stable `code` from this table and
@@ -186,6 +186,7 @@ export function toApiError(error: unknown): ApiError {
   // The engine's errors too: judging maps them to the catalogue's codes (services/judging/errors.ts).
   if (error instanceof JudgingRefusal) return new ApiError(error.code, error.clientMessage ?? error.message);
   if (error instanceof TaskInputError) return new ApiError("invalid_request", error.message);
+  if (error instanceof TasksStoppingError) return new ApiError("service_unavailable", error.message);
   // The standing that explains the refusal travels with it.
   if (error instanceof InsufficientFundsError) return new ApiError("insufficient_funds", error.message, standingHeaders(error.standing));
   if (error instanceof KeyBudgetExhaustedError) return new ApiError("key_budget_exhausted", error.message, standingHeaders(error.standing));

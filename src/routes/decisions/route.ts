@@ -84,10 +84,11 @@ export function registerDecisions(app: App, deps: JudgingRouteDeps): void {
       ...mapped,
       numberTexts: body.numberTexts,
       includeLogits: false,
-      debias: request.x_debias ?? deps.debias,
+      // A task's heads read the options as sent: the server's default debiasing does not apply to it.
+      debias: request.x_debias ?? (request.x_task === undefined ? deps.debias : "none"),
       diagnostics: request.x_diagnostics === true,
       contextual: request.x_calibration === "contextual",
-      ...(await taskOf(c, deps, request.x_task)),
+      ...(await taskOf(c, deps, request.x_task, (code, message) => new ParamError(code, message, "x_task"))),
       ...judgingContext(c, deps, body, picked.model),
     };
     return answerQuestions(c, deps, judgment, (judged) => JSON.stringify(responseBody(questions, judged)));

@@ -72,10 +72,15 @@ export async function answerQuestions(c: Context<AppEnv>, deps: JudgingRouteDeps
 const JSON_TYPE = { "content-type": "application/json" };
 
 /** `x_task`: the task in the caller's account, with its versions' heads; another account's is not found either. */
-export async function taskOf(c: Context<AppEnv>, deps: JudgingRouteDeps, name: string | undefined): Promise<{ task?: TaskSelection }> {
+export async function taskOf(
+  c: Context<AppEnv>,
+  deps: JudgingRouteDeps,
+  name: string | undefined,
+  refusal: (code: "task_not_found", message: string) => ApiError = (code, message) => new ApiError(code, message),
+): Promise<{ task?: TaskSelection }> {
   if (name === undefined) return {};
   const task = await deps.tasks.selection(c.get("caller").accountId, name);
-  if (!task) throw new ApiError("task_not_found", `x_task: no task ${JSON.stringify(name)} in this account`);
+  if (!task) throw refusal("task_not_found", `x_task: no task ${JSON.stringify(name)} in this account`);
   return { task };
 }
 

@@ -69,7 +69,8 @@ export function registerSystemOne(app: App, deps: JudgingRouteDeps): void {
       ids,
       questions: Object.values(asked.questions),
       includeLogits: asked.include_logits === true,
-      debias: asked.x_debias ?? deps.debias,
+      // A task's heads read the options as sent: the server's default debiasing does not apply to it.
+      debias: asked.x_debias ?? (asked.x_task === undefined ? deps.debias : "none"),
       diagnostics: asked.x_diagnostics === true,
       contextual: asked.x_calibration === "contextual",
       numberTexts: body.numberTexts,

@@ -326,3 +326,25 @@ describe("x_task on /v1/systemone and /v1/decisions", () => {
     }
   });
 });
+
+describe("x_task on a server that debiases by default (JUDGE_DEBIAS=canonical)", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ debias: "canonical" });
+    expect((await taskCall(server, "POST", "/v1/tasks", taskBody("support", 8))).status).toBe(201);
+    const started = await taskCall(server, "POST", "/v1/tasks/support/fits", {});
+    expect((await settledFit(server, started.headers.get("location")!)).json.state).toBe("succeeded");
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it("answers a request naming the task through it without x_debias (the default does not apply), and names x_task as the param of a 404 on /v1/decisions", async () => {
+    const response = await postJudgment(server, { state: "I was charged twice.", questions: { q1: QUESTIONS.q1 }, x_task: "support" });
+    expect(response.status, show(response)).toBe(200);
+    expect(response.json.answers.q1.x_task, show(response)).toMatchObject({ version: 1 });
+    const missing = await postDecisions(server, { model: "gpt-6-luna", input: "s", questions: [{ type: "predicate", instructions: "x" }], x_task: "nope" });
+    expect(missing.status, show(missing)).toBe(404);
+    expect(missing.json.error, show(missing)).toMatchObject({ code: "task_not_found", param: "x_task" });
+  });
+});

@@ -25,7 +25,7 @@ const TaskParams = z.object({ task: z.string().openapi({ description: "The task'
 // Every authenticated answer carries the rate-limit headers (a 401 comes before the rate limit).
 const headers = { ...requestIdHeader, ...rateLimitHeaders };
 const json = <S extends z.ZodType>(schema: S, description: string) => ({ description, headers, content: { "application/json": { schema } } });
-type Status = 400 | 401 | 402 | 404 | 409 | 413 | 415 | 429 | 502;
+type Status = 400 | 401 | 402 | 404 | 409 | 413 | 415 | 429 | 502 | 503;
 const NOT_FOUND = { 404: "No task of that id or name in the key's account, or no such fit or version of it (task_not_found)." };
 /** The errors every route has, and `extra`; the routes under /v1/tasks/{task} pass NOT_FOUND. */
 const errors = (extra: Partial<Record<Status, string>> = {}) => {
@@ -117,6 +117,7 @@ const routes = {
         409: "A fit of this task is running (fit_in_progress).",
         413: "The body is over 16 KB (body_too_large).",
         415: "The body has a Content-Encoding other than identity (unsupported_content_encoding).",
+        503: "This instance is stopping (service_unavailable): ask again, another instance will take the fit.",
       }),
     },
   }),

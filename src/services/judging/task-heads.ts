@@ -100,19 +100,31 @@ export function taskAnswer(
   const planned = plan.perQuestion[i];
   const id = plan.selection.id;
   if (!("head" in planned)) return { ...plain, x_task: { id, version: null, reason: planned.reason } } as Answer;
-  const p = applyHead(planned.head, logProbs, features);
-  // The head's classes are in the task's option order; the answer keys them as the client sent them.
-  const answer = buildAnswer(planned.question, p.map(Math.log), NEUTRAL_TEMPERATURES);
-  const reordered =
-    asked.type === "choice" && answer.type === "choice" ? { ...answer, probabilities: inOrder(Object.keys(asked.criteria), answer.probabilities) } : answer;
   const note: TaskNote = { id, version: plan.version!.version, head: planned.head.kind };
-  const abstain = planned.floor !== undefined && confidence(p) < planned.floor;
-  return {
-    ...reordered,
-    ...(withLogits && { logits: keyedLogits(planned.question, logProbs) }),
-    x_task: note,
-    ...(abstain && { x_abstain: true }),
-  } as Answer;
+  // A plain head keeps the answer given without the task, calibration included.
+  const answer =
+    planned.head.kind === "plain"
+      ? plain
+      : {
+          ...buildAnswer(planned.question, applyHead(planned.head, logProbs, features).map(Math.log), NEUTRAL_TEMPERATURES),
+          ...(withLogits && { logits: keyedLogits(planned.question, logProbs) }),
+        };
+  const abstain = planned.floor !== undefined && topProbability(answer) < planned.floor;
+  return { ...inAskedOrder(asked, answer), x_task: note, ...(abstain && { x_abstain: true }) } as Answer;
+}
+
+/** The head's classes are in the task's option order; the answer keys a choice's options as the client sent them. */
+function inAskedOrder(asked: Question, answer: Answer): Answer {
+  if (asked.type !== "choice" || answer.type !== "choice") return answer;
+  const keys = Object.keys(asked.criteria);
+  const logits = (answer as { logits?: Record<string, number> }).logits;
+  return { ...answer, probabilities: inOrder(keys, answer.probabilities), ...(logits && { logits: inOrder(keys, logits) }) } as Answer;
+}
+
+/** The top probability of an answer: what a question's abstention floor is compared with. */
+function topProbability(answer: Answer): number {
+  if (answer.type === "noul") return Math.max(answer.noul, 1 - answer.noul);
+  return confidence(Object.values(answer.probabilities));
 }
 
 const inOrder = (keys: string[], values: Record<string, number>) => Object.fromEntries(keys.map((k) => [k, values[k]]));

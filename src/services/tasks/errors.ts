@@ -2,3 +2,8 @@
 export class TaskInputError extends Error {
   override name = "TaskInputError";
 }
+
+/** A fit asked of an instance that is stopping: 503 service_unavailable, to be asked again of another. */
+export class TasksStoppingError extends Error {
+  override name = "TasksStoppingError";
+}

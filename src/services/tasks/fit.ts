@@ -108,6 +108,8 @@ export async function runFit(context: FitContext, job: FitJob, first: FirstReadi
         const fitted = await fitter.fit(questionRows, { seed: job.seed, candidates: job.heads });
         heads[id] = fitted.head;
         report[id] = fitted.report;
+        // A heartbeat per question: a long fit of the heads is not taken for an abandoned fit.
+        if (!(await tasks.progress(job.fit.id, { done: job.examples.length, inputTokens, chargedMicro }))) return;
       }
     } finally {
       await fitter.close();

@@ -6,7 +6,7 @@ import type { ModelChoice } from "../judging/request.js";
 import type { ModelBinding, TaskSelection } from "../judging/task-heads.js";
 import type { FitRecord, TaskRecord, TasksRepository, VersionRecord } from "../../store/types.js";
 import type { TaskDefinition, TaskExample, TaskInput } from "./definition.js";
-import { TaskInputError } from "./errors.js";
+import { TaskInputError, TasksStoppingError } from "./errors.js";
 import { readExample, runFit, type FitChoices, type FitContext, type FitJob } from "./fit.js";
 
 /**
@@ -77,7 +77,7 @@ export function createTasksService(deps: TasksDeps): TasksService {
       return task ? tasks.remove(accountId, task.record.id) : false;
     },
     async fit(task, model, payer, options = {}) {
-      if (stopping.signal.aborted) throw new TaskInputError("the service is stopping; start the fit again on another instance");
+      if (stopping.signal.aborted) throw new TasksStoppingError("this instance is stopping; start the fit again on another");
       const examples = (await tasks.examples(task.record.id)).map((body) => JSON.parse(body) as TaskExample);
       if (examples.length === 0) throw new TaskInputError("the task has no examples to fit on");
       const seed = options.seed ?? 0;
