@@ -17,7 +17,11 @@ import { testLane, type TestLane } from "./src/testing/test-kinds.js";
  * 3. timed: files that assert on elapsed time, after everything else, two at a time (their
  *    bounds hold beside one other timed file, not beside the real-weight files), in two
  *    processes kept for the files that follow (a process per file costs seconds each).
- * Vitest 3 sizes each pool from the root poolOptions: threads serve steps 1 and 2, forks step 3.
+ * 4. vllm: the files that use the real vLLM (testing/vllm.ts), last, with nothing beside them:
+ *    they share one vLLM server (started by the first that asks, stopped by this project's
+ *    global teardown), which takes both cores while it computes. Today one file
+ *    (real-vllm.test.ts), whose last describe kills that server.
+ * Vitest 3 sizes each pool from the root poolOptions: threads serve steps 1 and 2, forks 3 and 4.
  * Files share their worker's module graph (isolate: false), so the app is imported once per
  * worker, not once per file. No test mocks modules or stubs globals, and each file closes what
  * it opens. minThreads = maxThreads: with fewer kept, tinypool ends an idle shared worker under a
@@ -59,6 +63,10 @@ export default defineConfig({
       { extends: true, test: { name: "unit", include: inLane("unit"), pool: "threads", sequence: { groupOrder: 0 } } },
       { extends: true, test: { name: "system", include: [...inLane("models"), ...inLane("system")], pool: "threads", sequence: { groupOrder: 1 } } },
       { extends: true, test: { name: "timed", include: inLane("timed"), pool: "forks", sequence: { groupOrder: 2 } } },
+      {
+        extends: true,
+        test: { name: "vllm", include: inLane("vllm"), pool: "forks", sequence: { groupOrder: 3 }, globalSetup: ["src/testing/vllm-global-setup.ts"] },
+      },
     ],
   },
 });

@@ -11,7 +11,10 @@ import { dirname, resolve, sep } from "node:path";
  * - timed: files that assert on elapsed time (marked `@lane timed` in a comment); after
  *   everything else, two at a time on the 2 cores, so no real-weight or system file's load can
  *   fail them (their bounds are loose, or counted rather than timed, where two side by side
- *   could skew them).
+ *   could skew them);
+ * - vllm: files that use the real vLLM (testing/vllm.ts, `requireRealVllm(`), last, with nothing
+ *   beside them: they share one vLLM server (its start, 40–160 s on 2 cores, paid once), which
+ *   takes both cores while it computes.
  *
  * A test is a system test when it, or the test support it imports (testing/, test
  * helpers; followed transitively), opens or serves a port, loads a model, opens a database,
@@ -32,13 +35,16 @@ const SYSTEM_MARKERS = [
 /** Real weights or a whole benchmark script: minutes of CPU, one file at a time. */
 const MODEL_MARKERS = [/\bavailableRealModels\s*\(/, /gpu-check\.sh/, /@lane models\b/];
 const TIMED_MARKER = /@lane timed\b/;
+/** The real vLLM server (testing/vllm.ts). */
+const VLLM_MARKER = /\brequireRealVllm\s*\(/;
 
-export type TestLane = "unit" | "system" | "models" | "timed";
+export type TestLane = "unit" | "system" | "models" | "timed" | "vllm";
 
 /** The part of the suite the test file at `path` runs in (see the comment at the top). */
 export function testLane(path: string): TestLane {
   if (!isSystemTest(path)) return "unit";
   const text = readFileSync(path, "utf8");
+  if (VLLM_MARKER.test(text)) return "vllm";
   if (TIMED_MARKER.test(text)) return "timed";
   return MODEL_MARKERS.some((marker) => marker.test(text)) ? "models" : "system";
 }
