@@ -1,15 +1,14 @@
-import type { HeadKind, Metrics, QuestionReport } from "../judgment/heads/index.js";
+import type { Metrics, QuestionReport } from "../judgment/heads/index.js";
 import type { Task } from "../services/tasks/service.js";
 import type { FitRecord, TaskRecord, VersionRecord } from "../services/types.js";
-import { formatEuros } from "../money/money.js";
-import { formatMoney, isoTime } from "../views/money.js";
+import { formatMoney } from "../views/money.js";
+import { fitJson as apiFit, taskJson as apiTask, versionJson as apiVersion } from "../views/tasks.js";
 import { formatTable, formatTimestamp } from "../views/text.js";
 
 /**
- * What `judge tasks …` prints. Under --json the shapes are those of /v1/tasks… (snake_case, ISO
- * times, money as an exact decimal string; docs/interface/tasks.md), with the micro-euros beside
- * it as the billing commands print them, so a script can move between the CLI and HTTP.
- * (src/routes/tasks/schema.ts writes the same shapes for the edge; the CLI may not import it.)
+ * What `judge tasks …` prints. Under --json the shapes are those of /v1/tasks… (src/views/tasks.ts,
+ * which the route writes too), with the account and the micro-euros beside them, so a script
+ * moves between the CLI and HTTP.
  */
 
 export interface VersionReport {
@@ -20,51 +19,17 @@ export interface VersionReport {
   questions: Record<string, QuestionReport>;
 }
 
-const iso = (ms: number | undefined) => (ms === undefined ? null : isoTime(ms));
-
-export function fitJson(fit: FitRecord) {
-  return {
-    id: fit.id,
-    state: fit.state,
-    model: fit.model,
-    examples: fit.total,
-    examples_read: fit.done,
-    input_tokens: fit.inputTokens,
-    charged_eur: formatEuros(fit.chargedMicro),
-    charged_micro: fit.chargedMicro,
-    version: fit.version ?? null,
-    error: fit.error ?? null,
-    created_at: isoTime(fit.createdAt),
-    finished_at: iso(fit.finishedAt),
-  };
-}
-
-const headsOf = (version: VersionRecord) =>
-  Object.fromEntries(Object.entries(JSON.parse(version.heads) as Record<string, { kind: HeadKind }>).map(([id, head]) => [id, head.kind]));
+/** A fit as /v1/tasks… writes it, with the micro-euros beside the euros as the billing commands print them. */
+export const fitJson = (fit: FitRecord) => ({ ...apiFit(fit), charged_micro: fit.chargedMicro });
 
 export const reportOf = (version: VersionRecord) => JSON.parse(version.report) as VersionReport;
 
-export function versionSummaryJson(version: VersionRecord) {
-  return { version: version.version, model: version.model, fit: version.fitId, created_at: isoTime(version.createdAt), heads: headsOf(version) };
-}
+export const versionJson = (version: VersionRecord) => ({ ...apiVersion(version), report: reportOf(version) });
 
-export function versionJson(version: VersionRecord) {
-  return { ...versionSummaryJson(version), binding: JSON.parse(version.binding) as unknown, report: reportOf(version) };
-}
-
-/** The task as GET /v1/tasks/{task} shows it. */
+/** The task as GET /v1/tasks/{task} shows it, with its account. */
 export function taskJson(task: Task, versions: readonly VersionRecord[], fits: readonly FitRecord[]) {
-  return {
-    id: task.record.id,
-    name: task.record.name,
-    account: task.record.accountId,
-    questions: task.definition.questions,
-    abstain_below: task.definition.abstainBelow,
-    examples: task.record.examples,
-    created_at: isoTime(task.record.createdAt),
-    versions: versions.map(versionSummaryJson),
-    latest_fit: fits[0] ? fitJson(fits[0]) : null,
-  };
+  const { id, name, ...rest } = apiTask(task, versions, fits[0]);
+  return { id, name, account: task.record.accountId, ...rest, latest_fit: fits[0] ? fitJson(fits[0]) : null };
 }
 
 /** `tasks create --json`: the task with its latest version (binding and report), null before a fit. */

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { Content, Question } from "../../judgment/schema.js";
-import { formatEuros } from "../../money/money.js";
 import { TASK_LIMITS } from "../../services/tasks/definition.js";
 import type { Task } from "../../services/tasks/service.js";
 import type { FitRecord, VersionRecord } from "../../services/types.js";
+import { fitJson, taskJson, versionJson } from "../../views/tasks.js";
 
 /** The wire shapes of /v1/tasks… (docs/interface/tasks.md), and the views that write them. */
 
@@ -97,48 +97,7 @@ export const VersionView = VersionSummary.extend({
     .openapi({ description: "Held-out k-fold figures per question: prior, plain readout and each head; the reliability diagram." }),
 }).openapi("TaskVersion");
 
-const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
-
-export function fitView(fit: FitRecord): z.infer<typeof FitView> {
-  return {
-    id: fit.id,
-    state: fit.state,
-    model: fit.model,
-    examples: fit.total,
-    examples_read: fit.done,
-    input_tokens: fit.inputTokens,
-    charged_eur: formatEuros(fit.chargedMicro),
-    version: fit.version ?? null,
-    error: fit.error ?? null,
-    created_at: iso(fit.createdAt)!,
-    finished_at: iso(fit.finishedAt),
-  };
-}
-
-export function versionSummary(version: VersionRecord): z.infer<typeof VersionSummary> {
-  const heads = JSON.parse(version.heads) as Record<string, { kind: string }>;
-  return {
-    version: version.version,
-    model: version.model,
-    fit: version.fitId,
-    created_at: iso(version.createdAt)!,
-    heads: Object.fromEntries(Object.entries(heads).map(([id, head]) => [id, head.kind])),
-  };
-}
-
-export function versionView(version: VersionRecord): z.infer<typeof VersionView> {
-  return { ...versionSummary(version), binding: JSON.parse(version.binding), report: JSON.parse(version.report) };
-}
-
-export function taskView(task: Task, versions: VersionRecord[], latest: FitRecord | undefined): z.infer<typeof TaskView> {
-  return {
-    id: task.record.id,
-    name: task.record.name,
-    questions: task.definition.questions,
-    abstain_below: task.definition.abstainBelow,
-    examples: task.record.examples,
-    created_at: iso(task.record.createdAt)!,
-    versions: versions.map(versionSummary),
-    latest_fit: latest ? fitView(latest) : null,
-  };
-}
+// The views are shared with the CLI (src/views/tasks.ts); the schemas above describe what they write.
+export const fitView: (fit: FitRecord) => z.infer<typeof FitView> = fitJson;
+export const versionView: (version: VersionRecord) => z.infer<typeof VersionView> = versionJson;
+export const taskView: (task: Task, versions: VersionRecord[], latest: FitRecord | undefined) => z.infer<typeof TaskView> = taskJson;
