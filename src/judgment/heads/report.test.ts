@@ -32,12 +32,14 @@ describe("fitQuestionHead", () => {
     expect(again.report).toEqual(first.report);
   });
 
-  it("chooses only among the candidates it is given, and reports every head either way", () => {
+  it("chooses only among the candidates it is given; without level 2 its report leaves it out, saying why", () => {
     const all = fitQuestionHead(small(2), { seed: 1 });
     const level1Only = fitQuestionHead(small(2), { seed: 1, candidates: ["level1"] });
     expect(level1Only.report.chosen).not.toBe("level2");
     expect(level1Only.head.kind).not.toBe("level2");
-    expect(level1Only.report.level2).toEqual(all.report.level2);
+    expect(level1Only.report.level2).toBeUndefined();
+    expect(level1Only.report.level2Omitted).toBe("not among the heads asked for");
+    expect(level1Only.report.level1).toEqual(all.report.level1);
     expect(fitQuestionHead(small(2), { seed: 1, candidates: ["level2"] }).head).toEqual(all.head);
   });
 

@@ -108,7 +108,8 @@ export function fitQuestionHead(rowsIn: readonly LabelledRow[], options: FitOpti
     folds,
     options.seed,
   );
-  const omitted = level2Omission(rows, classes, withFeatures, folds);
+  const may = (kind: "level1" | "level2") => options.candidates?.includes(kind) ?? true;
+  const omitted = may("level2") ? level2Omission(rows, classes, withFeatures, folds) : "not among the heads asked for";
   const cv = crossValidate(rows, classes, omitted === undefined, assignment, l2Grid);
   const golds = rows.map((row) => row.gold);
   const score = (kind: Scored) => (cv.heldOut[kind] ? metricsOf(cv.heldOut[kind]!, golds) : undefined);
@@ -117,7 +118,6 @@ export function fitQuestionHead(rowsIn: readonly LabelledRow[], options: FitOpti
   // With one fold level 1 was not cross-validated: report it as the readout it would start from.
   const level1 = score("level1") ?? plain;
   const level2 = score("level2");
-  const may = (kind: "level1" | "level2") => options.candidates?.includes(kind) ?? true;
   let chosen: HeadKind = "plain";
   if (may("level1") && cv.heldOut.level1 && level1.nll < plain.nll) chosen = "level1";
   if (may("level2") && level2 && level2.nll < (chosen === "level1" ? level1.nll : plain.nll)) chosen = "level2";

@@ -20,7 +20,7 @@ export interface FitOptions {
   folds?: number;
   /** Level 2's candidate L2 strengths (see level2.ts for the scale); default L2_GRID. */
   l2Grid?: readonly number[];
-  /** The heads that may be chosen over the readout (default both); the report scores every head either way. */
+  /** The heads that may be chosen over the readout (default both); without level 2 the report leaves it out too. */
   candidates?: readonly ("level1" | "level2")[];
 }
 

@@ -50,7 +50,10 @@ export const FitBody = z
       .array(z.enum(["level1", "level2"]))
       .min(1)
       .optional()
-      .openapi({ description: "The heads that may replace a question's readout (default both); the report scores every head either way." }),
+      .openapi({
+        description:
+          "The heads that may replace a question's readout (default both); a fit without level 2 reads no hidden states (cheaper), and its report leaves level 2 out.",
+      }),
   })
   .strict()
   .openapi("FitTask");

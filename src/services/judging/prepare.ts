@@ -96,7 +96,7 @@ async function preparePlain(model: ModelChoice, input: JudgmentRequest, deadline
   const { state, ids, questions, numberTexts } = input;
   const binding = input.task || input.collectReadings ? await bindingOf(model, style) : undefined;
   const plan: TaskPlan | undefined = input.task && binding && planTask(input.task, binding, ids, questions);
-  const features = needsFeatures(plan) || input.collectReadings;
+  const features = needsFeatures(plan) || input.collectReadings === "features";
   const shown = promptQuestions(plan, questions);
   const prompt = { ...buildPrompt(state, shown, style, numberTexts), ...(input.diagnostics && { diagnostics: true }) };
   const prepared = await explainingRefusals(ids, () => prepareWithin(engine, prompt, deadline));

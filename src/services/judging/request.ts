@@ -41,9 +41,10 @@ export interface JudgmentRequest {
   task?: TaskSelection;
   /**
    * A task's fit reads its examples through this flow, billed like requests: the answers then
-   * carry the raw readings (label log-probabilities, and the hidden states where the engine gives them).
+   * carry the raw readings: the label log-probabilities, and with "features" the hidden states
+   * too where the engine gives them (an extra evaluation per question, only level 2 needs).
    */
-  collectReadings?: boolean;
+  collectReadings?: "labels" | "features";
 }
 
 /** One served model of the chain, as judging needs it: the route maps the registry's chain to these. */

@@ -61,7 +61,8 @@ export async function readExample(context: FitContext, job: FitJob, index: numbe
       bodyDigest: "",
       signal: context.signal,
       models: [job.model],
-      collectReadings: true,
+      // A fit without level 2 needs no hidden states: their read costs more than the readout.
+      collectReadings: job.heads && !job.heads.includes("level2") ? "labels" : "features",
     },
     () => "",
   );

@@ -89,6 +89,20 @@ describe.each(STORE_ENGINES)("tasks service on %s", (engine) => {
     expect(JSON.parse(moved.text)[0].x_task).toMatchObject({ version: null, reason: expect.stringMatching(/fit it again/) });
   });
 
+  it("reads no hidden states for a fit without level 2, and its version never answers with level 2", async () => {
+    const { fixture, tasks } = await setup();
+    const informative = informativeEngine();
+    const task = await tasks.create(fixture.accountId, parseTaskJson(yesNoTask("agree", 20), 16));
+    const fit = await tasks.fit(task, modelChoice(informative.engine), await fixture.payer(), { heads: ["level1"] });
+    await until(async () => (await tasks.getFit(task, fit.id))?.state !== "running");
+    expect(await tasks.getFit(task, fit.id)).toMatchObject({ state: "succeeded", done: 20 });
+    expect(informative.reads()).toBe(20);
+    expect(informative.featureReads()).toBe(0);
+    const [version] = await tasks.versions(task);
+    expect(JSON.parse(version.report).questions.agrees).toMatchObject({ level2Omitted: "not among the heads asked for" });
+    expect(JSON.parse(version.heads).agrees.kind).not.toBe("level2");
+  });
+
   it("refuses a fit whose first example cannot be paid with 402, leaving no fit and charging nothing", async () => {
     const { fixture, tasks } = await setup(5);
     const { engine: fake } = informativeEngine();
