@@ -37,6 +37,8 @@ describe("which lane a system test runs in", () => {
     ["engine/llama-server/slots-parallel.test.ts", "timed"],
     ["main.model-unavailable.test.ts", "timed"],
     ["main.startup.test.ts", "system"],
+    // The real vLLM server: last, with nothing beside it.
+    ["engine/hf/vllm/real-vllm.test.ts", "vllm"],
   ])("%s runs in the %s lane", (file, lane) => {
     expect(testLane(join(SRC, file))).toBe(lane);
   });
