@@ -21,6 +21,7 @@
  * definitions (src/evaluation/metrics.ts).
  */
 import { readFile, writeFile } from "node:fs/promises";
+import { mulberry32 } from "../src/bench/random.js";
 import { parseDataset, requestOf, type DatasetItem } from "../src/evaluation/dataset.js";
 import { isCorrect, negativeLogLikelihood, type Prediction } from "../src/evaluation/metrics.js";
 import { answerProbabilities } from "../src/evaluation/read-answer.js";
@@ -285,19 +286,6 @@ function median(values: readonly number[]): number {
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-// ---- table ----
 
 if (args[0] === "measure") await measure();
 else if (args[0] === "table") await table(args.slice(1));

@@ -6,7 +6,7 @@ import { judge } from "../judging/judge.js";
 import type { JudgingDeps } from "../judging/judge.js";
 import { parseTaskJson } from "./definition.js";
 import { createTasksService, type TasksService } from "./service.js";
-import { informativeEngine, modelChoice, yesNoTask } from "./test-helpers.js";
+import { agreesRequest, informativeEngine, modelChoice, yesNoTask } from "./test-helpers.js";
 
 /**
  * Several instances on one database (two stores on one SQLite file or PostgreSQL schema, each
@@ -40,23 +40,8 @@ describe.each(STORE_ENGINES)("tasks on two instances of %s", (engine) => {
     selection: Awaited<ReturnType<TasksService["selection"]>>,
     model: ReturnType<typeof modelChoice>,
   ) {
-    const outcome = await judge(
-      judging,
-      {
-        state: "yes, quite",
-        ids: ["agrees"],
-        questions: [{ type: "noul", instructions: "The speaker agrees." }],
-        includeLogits: false,
-        debias: "none",
-        caller: await fixture.payer(),
-        requestId: `req-${Math.random()}`,
-        idempotencyKey: undefined,
-        bodyDigest: "d",
-        signal: new AbortController().signal,
-        models: [model],
-        task: selection,
-      },
-      (judged) => JSON.stringify(judged.answers),
+    const outcome = await judge(judging, agreesRequest(await fixture.payer(), { models: [model], task: selection }), (judged) =>
+      JSON.stringify(judged.answers),
     );
     return JSON.parse(outcome.text)[0];
   }

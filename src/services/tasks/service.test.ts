@@ -6,7 +6,7 @@ import { judge } from "../judging/judge.js";
 import type { JudgmentRequest } from "../judging/request.js";
 import { parseTaskJson } from "./definition.js";
 import { createTasksService, type TasksService } from "./service.js";
-import { informativeEngine, modelChoice, yesNoTask } from "./test-helpers.js";
+import { agreesRequest, informativeEngine, modelChoice, yesNoTask } from "./test-helpers.js";
 
 /**
  * The tasks service at its seam, over a fake engine whose readout knows nothing and whose hidden
@@ -35,21 +35,7 @@ describe.each(STORE_ENGINES)("tasks service on %s", (engine) => {
   };
 
   async function ask(fixture: BillingFixture, judging: { billing: BillingFixture["billing"]; requestTimeoutMs: number }, extra: Partial<JudgmentRequest>) {
-    const request: JudgmentRequest = {
-      state: "yes, quite",
-      ids: ["agrees"],
-      questions: [{ type: "noul", instructions: "The speaker agrees." }],
-      includeLogits: false,
-      debias: "none",
-      caller: await fixture.payer(),
-      requestId: `req-${Math.random()}`,
-      idempotencyKey: undefined,
-      bodyDigest: "d",
-      signal: new AbortController().signal,
-      models: [],
-      ...extra,
-    };
-    return judge(judging, request, (judged) => JSON.stringify(judged.answers));
+    return judge(judging, agreesRequest(await fixture.payer(), extra), (judged) => JSON.stringify(judged.answers));
   }
 
   it("fits in the background, billed per example like requests, and its head answers what the readout cannot", async () => {

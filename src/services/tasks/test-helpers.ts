@@ -1,7 +1,8 @@
 import type { EngineFeatures, EngineResult, JudgmentEngine, PreparedJudgment } from "../../engine/types.js";
 import { NEUTRAL_TEMPERATURES } from "../../judgment/answers.js";
 import type { JudgmentPrompt } from "../../judgment/prompt.js";
-import type { ModelChoice } from "../judging/request.js";
+import type { Payer } from "../billing.js";
+import type { JudgmentRequest, ModelChoice } from "../judging/request.js";
 
 /**
  * A fake engine whose readout knows nothing (every label equally likely) while its "hidden state"
@@ -57,5 +58,23 @@ export function yesNoTask(name: string, n: number) {
     name,
     questions: { agrees: { type: "noul", instructions: "The speaker agrees." } },
     examples: Array.from({ length: n }, (_, i) => ({ state: `${i % 2 === 0 ? "yes" : "no"} ${"x".repeat(i % 5)}`, gold: { agrees: i % 2 === 0 } })),
+  };
+}
+
+/** A one-question request to judge(): "yes, quite" asked whether the speaker agrees (yesNoTask's question), with `extra` over it. */
+export function agreesRequest(caller: Payer, extra: Partial<JudgmentRequest> = {}): JudgmentRequest {
+  return {
+    state: "yes, quite",
+    ids: ["agrees"],
+    questions: [{ type: "noul", instructions: "The speaker agrees." }],
+    includeLogits: false,
+    debias: "none",
+    caller,
+    requestId: `req-${Math.random()}`,
+    idempotencyKey: undefined,
+    bodyDigest: "d",
+    signal: new AbortController().signal,
+    models: [],
+    ...extra,
   };
 }
