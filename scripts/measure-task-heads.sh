@@ -7,9 +7,12 @@
 # latency ratio in one interleaved run. Prints the tables on stdout (the page:
 # docs/measurements/2026-12-02-task-heads-real-models.md); progress on stderr.
 #   [SIZES=25,50,100,200,all] [SEEDS=3] [HEADS=level1,level2] [TEST=datasets/test.jsonl]
-#   [DEV=datasets/dev.jsonl] [PLAIN_PASS=yes|no] [OUT=dir] [JUDGE_THREADS=1] scripts/measure-task-heads.sh [model names…]
+#   [DEV=datasets/dev.jsonl] [PLAIN_PASS=yes|no] [READ_CACHE_MB=512] [OUT=dir] [JUDGE_THREADS=1] scripts/measure-task-heads.sh [model names…]
 # (default: both models, in parallel). The whole grid takes hours on 2 cores; the page says
-# which cut was run.
+# which cut was run. READ_CACHE_MB (default 512; the server's JUDGE_READ_CACHE_MB) reads each
+# example once for the whole grid, so the grid takes the time of one pass over dev and test;
+# the figures are the same, the times are not the model's: READ_CACHE_MB=0 for fit times and
+# the latency ratio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 names=("$@"); [ ${#names[@]} -gt 0 ] || names=(smollm2-135m-instruct gemma3-270m)
@@ -23,7 +26,7 @@ measure() {
   rm -f "$out/$name.db"*
   scripts/bench-key.sh "$out/$name.db" >"$out/$name.key" 2>/dev/null
   p=$(port)
-  JUDGE_DB="$out/$name.db" JUDGE_PORT=$p JUDGE_MODEL="$model" JUDGE_THREADS=${JUDGE_THREADS:-1} JUDGE_TASKS_PER_ACCOUNT=1000 \
+  JUDGE_DB="$out/$name.db" JUDGE_PORT=$p JUDGE_MODEL="$model" JUDGE_THREADS=${JUDGE_THREADS:-1} JUDGE_TASKS_PER_ACCOUNT=1000 JUDGE_READ_CACHE_MB=${READ_CACHE_MB:-512} \
     JUDGE_REQUEST_TIMEOUT_MS=600000 JUDGE_LOG_LEVEL=info node bin/judge.js serve 2>"$out/$name.log" >&2 &
   server=$!
   trap 'kill $server 2>/dev/null || true' EXIT
@@ -34,7 +37,7 @@ measure() {
   echo "$name: $model, CPU library $(grep -o 'libggml-cpu[^/]*\.so' /proc/$server/maps | sort -u | xargs || echo unknown)" >&2
   npx tsx scripts/task-heads-table.ts measure --url "http://127.0.0.1:$p" --key-file "$out/$name.key" --out "$out/$name.json" \
     --sizes "${SIZES:-25,50,100,200,all}" --seeds "${SEEDS:-3}" --heads "${HEADS:-level1,level2}" \
-    --dev "${DEV:-datasets/dev.jsonl}" --test "${TEST:-datasets/test.jsonl}" --plain-pass "${PLAIN_PASS:-yes}" 2> >(sed -u "s/^/$name: /" >&2)
+    --dev "${DEV:-datasets/dev.jsonl}" --test "${TEST:-datasets/test.jsonl}" --plain-pass "${PLAIN_PASS:-yes}" --read-cache-mb "${READ_CACHE_MB:-512}" 2> >(sed -u "s/^/$name: /" >&2)
   kill $server; wait $server 2>/dev/null || true
 }
 

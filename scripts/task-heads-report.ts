@@ -51,6 +51,8 @@ export interface Result {
   partial?: { size: number | "all"; seed: number; kind: Kind; done: number; test: PerQuestion; plain?: PerQuestion };
   startedAt: string;
   seconds: number;
+  /** The server's JUDGE_READ_CACHE_MB (0 or absent: none, every read ran the model). */
+  readCacheMb?: number;
 }
 
 const meanSd = (values: number[]) => {
@@ -72,6 +74,7 @@ export async function table(files: string[]): Promise<void> {
       byModel.set(run.model, {
         ...seen,
         plain: seen.plain ?? run.plain,
+        readCacheMb: Math.max(seen.readCacheMb ?? 0, run.readCacheMb ?? 0),
         latency: seen.latency ?? run.latency,
         configs: [...seen.configs, ...run.configs],
         seconds: seen.seconds + run.seconds,
@@ -134,7 +137,10 @@ export async function table(files: string[]): Promise<void> {
         }
       }
     }
-    console.log(`\nFit cost (the plan's price: every example read and billed like a request)\n`);
+    const cached = (r.readCacheMb ?? 0) > 0;
+    console.log(
+      `\nFit cost (the plan's price: every example read and billed like a request)${cached ? "; the server kept reads (JUDGE_READ_CACHE_MB), so its times are not the model's and are left out" : ""}\n`,
+    );
     console.log("| N/question | Fit | Examples | Wall time (server), mean | s per example | Input tokens | Charged (€) |");
     console.log("|---|---|---|---|---|---|---|");
     for (const size of sizes) {
@@ -145,7 +151,7 @@ export async function table(files: string[]): Promise<void> {
         const seconds = mean(fits.map((f) => f.serverSeconds));
         const examples = mean(fits.map((f) => f.examples));
         console.log(
-          `| ${size} | ${kind} | ${examples.toFixed(0)} | ${seconds.toFixed(0)} s | ${(seconds / examples).toFixed(2)} | ${mean(fits.map((f) => f.inputTokens)).toFixed(0)} | ${mean(fits.map((f) => f.chargedEur)).toFixed(6)} |`,
+          `| ${size} | ${kind} | ${examples.toFixed(0)} | ${cached ? "—" : `${seconds.toFixed(0)} s`} | ${cached ? "—" : (seconds / examples).toFixed(2)} | ${mean(fits.map((f) => f.inputTokens)).toFixed(0)} | ${mean(fits.map((f) => f.chargedEur)).toFixed(6)} |`,
         );
       }
     }

@@ -5,7 +5,7 @@
  *
  *   npx tsx scripts/task-heads-table.ts measure --url <url> --key-file <file> --out <file.json>
  *       [--sizes 25,50,100,200,all] [--seeds 3] [--heads level1,level2] [--dev datasets/dev.jsonl]
- *       [--test datasets/test.jsonl] [--latency-offset 8] [--plain-pass yes|no]
+ *       [--test datasets/test.jsonl] [--latency-offset 8] [--plain-pass yes|no] [--read-cache-mb 0]
  *   npx tsx scripts/task-heads-table.ts table <file.json>...     (markdown tables on stdout)
  *
  * measure: for each size N (examples per question; "all": the whole dev file) and seed, a seeded
@@ -18,7 +18,9 @@
  * cached slots): the plain readout's figures and the latency ratio come from that one run. The
  * prior is the training subset's label frequencies (one pseudo-count spread over the classes, as
  * the fit's report does), scored on the same test answers. Accuracy and NLL are `judge eval`'s
- * definitions (src/evaluation/metrics.ts).
+ * definitions (src/evaluation/metrics.ts). With --read-cache-mb above 0 (the server's
+ * JUDGE_READ_CACHE_MB) a read done once is not done again: the figures are the same bits, the
+ * times are not the model's, so neither the fits' times nor the latency ratio are reported.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { mulberry32 } from "../src/bench/random.js";
@@ -50,6 +52,8 @@ async function measure(): Promise<void> {
   const offset = Number(flag("latency-offset", "8"));
   /** "no": skip the plain pass (and the latency), e.g. a second run beside one that had them. */
   const plainPass = flag("plain-pass", "yes") !== "no";
+  /** The server's JUDGE_READ_CACHE_MB: with a cache, repeated reads take no model time, so no time is a model's. */
+  const readCacheMb = Number(flag("read-cache-mb", "0"));
   const out = flag("out");
 
   const devText = await readFile(devFile, "utf8");
@@ -90,14 +94,25 @@ async function measure(): Promise<void> {
     };
   };
 
-  const result: Result = { url, model: "", dev: devFile, test: testFile, testItems: test.length, configs: [], startedAt: new Date().toISOString(), seconds: 0 };
+  const result: Result = {
+    url,
+    model: "",
+    dev: devFile,
+    test: testFile,
+    testItems: test.length,
+    configs: [],
+    startedAt: new Date().toISOString(),
+    seconds: 0,
+    readCacheMb,
+  };
   const save = async () => {
     result.seconds = (performance.now() - started) / 1000;
     await writeFile(out, `${JSON.stringify(result, null, 2)}\n`);
   };
 
   for (const size of sizes) {
-    for (let seed = 1; seed <= (size === "all" ? 1 : seeds); seed++) {
+    // "all" has one subset; its seeds differ in the folds the fit's cross-validation draws.
+    for (let seed = 1; seed <= seeds; seed++) {
       const subset = sample(dev, size, seed);
       const perQuestion: Record<string, number> = {};
       for (const item of subset) for (const q of item.labelled) perQuestion[q.id] = (perQuestion[q.id] ?? 0) + 1;
@@ -192,8 +207,9 @@ async function measure(): Promise<void> {
         }
         delete result.partial;
         const testSeconds = (performance.now() - tt) / 1000;
-        if (withPlain) {
-          result.plain = scores(byQuestion(plainRaw));
+        if (withPlain) result.plain = scores(byQuestion(plainRaw));
+        // With a read cache the task's request finds the plain request's read: no latency to compare.
+        if (withPlain && readCacheMb === 0) {
           const ratios = taskMs.map((ms, i) => ms / plainMs[i]);
           result.latency = {
             task: task.id,

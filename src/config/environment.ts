@@ -66,6 +66,7 @@ function toConfig(raw: RawConfig): Config {
     contextSize: raw.JUDGE_CONTEXT_SIZE,
     maxQuestions: raw.JUDGE_MAX_QUESTIONS,
     tasksPerAccount: raw.JUDGE_TASKS_PER_ACCOUNT,
+    readCacheMb: raw.JUDGE_READ_CACHE_MB,
     maxRequestTokens: raw.JUDGE_MAX_REQUEST_TOKENS,
     threads: raw.JUDGE_THREADS,
     calibrationPath: raw.JUDGE_CALIBRATION,

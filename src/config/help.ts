@@ -47,6 +47,7 @@ export const SETTING_HELP: Record<SettingName, string> = {
   JUDGE_DEBIAS: "option-order debiasing: none | canonical | shift",
   JUDGE_PROMPT_CUES: "the prompt's answer cues: auto | full | short | compact",
   JUDGE_TASKS_PER_ACCOUNT: "tasks an account may hold at once",
+  JUDGE_READ_CACHE_MB: "memory for strict reads kept per account and prompt (0: none)",
   JUDGE_CALIBRATION: "JSON calibration profile",
   JUDGE_LOG_LEVEL: "debug | info | warn | error | silent",
   JUDGE_SHUTDOWN_GRACE_MS: "on SIGTERM/SIGINT, how long requests in flight may finish",

@@ -99,6 +99,11 @@ export const ConfigSchema = z.object({
     integer(20, 1, 10_000),
     "tasks an account may hold at once (see [Tasks](../concepts/tasks.md)); creating one more is refused with 409 `task_quota_exceeded`",
   ),
+  JUDGE_READ_CACHE_MB: setting(
+    integer(0, 0, 65_536),
+    "memory for reads kept per account and prompt: the same prompt asked again by the same account, on a strict engine, is answered " +
+      "without running the model, and billed the same (see [Read cache](../concepts/read-cache.md)); 0 keeps none",
+  ),
   JUDGE_MAX_REQUEST_TOKENS: setting(
     integer(16384, 256, 1_048_576),
     "input tokens per request: the tokens one request may make the model read in total (the prefix once, then every question)",

@@ -36,6 +36,8 @@ export interface Config {
   maxQuestions: number;
   /** JUDGE_TASKS_PER_ACCOUNT: the quota of tasks per account. */
   tasksPerAccount: number;
+  /** JUDGE_READ_CACHE_MB: 0, no read cache. */
+  readCacheMb: number;
   maxRequestTokens: number;
   threads: number;
   calibrationPath?: string;

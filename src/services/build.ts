@@ -12,6 +12,7 @@ import { createHealthService, type HealthService } from "./health.js";
 import { createLimitsService, type LimitsService } from "./limits.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import type { JudgingDeps } from "./judging/judge.js";
+import { createReadCache } from "./judging/read-cache.js";
 import { createTasksService, type TasksService } from "./tasks/service.js";
 
 /** Everything the HTTP routes and the CLI call, built once from the configuration. */
@@ -46,7 +47,7 @@ export type ServicesConfig = Pick<
   Config,
   "db" | "dbSchema" | "dbPoolSize" | "dbStatementTimeoutMs" | "redisUrl" | "redisPrefix" | "requestTimeoutMs" | "reservationGraceMs"
 > &
-  Partial<Pick<Config, "promptCues" | "maxQuestions" | "tasksPerAccount">>;
+  Partial<Pick<Config, "promptCues" | "maxQuestions" | "tasksPerAccount" | "readCacheMb">>;
 
 /**
  * The clock is injectable for tests of periods, windows and expiry; nothing else is. `mustExist`
@@ -77,7 +78,12 @@ export async function buildServices(
     ? createRedisLimiter({ url: config.redisUrl, prefix: config.redisPrefix })
     : createDatabaseLimiter(store.rateWindows, { now, ping: () => store.ping() });
   const billing = createBillingService(store, now);
-  const judging: JudgingDeps = { billing, requestTimeoutMs: config.requestTimeoutMs, promptCues: config.promptCues };
+  const judging: JudgingDeps = {
+    billing,
+    requestTimeoutMs: config.requestTimeoutMs,
+    promptCues: config.promptCues,
+    ...(config.readCacheMb ? { readCache: createReadCache(config.readCacheMb * 1024 * 1024) } : {}),
+  };
   const tasks = createTasksService({ tasks: store.tasks, judging, maxTasksPerAccount: config.tasksPerAccount ?? 20 });
   return {
     accounts: createAccountsService(store, now),

@@ -7,6 +7,7 @@ import { deadline } from "./deadline.js";
 import { JudgingRefusal, judgingRefusalOf } from "./errors.js";
 import { prepareJudgment, type Judged } from "./prepare.js";
 import type { JudgmentRequest, ModelChoice } from "./request.js";
+import type { ReadCache } from "./read-cache.js";
 
 /**
  * The one judging flow below POST /v1/systemone and POST /v1/decisions, from the one request
@@ -25,6 +26,8 @@ export interface JudgingDeps {
   requestTimeoutMs: number;
   /** JUDGE_PROMPT_CUES; `auto` (the default) styles the prompt for the engine's template family. */
   promptCues?: PromptCuesSetting;
+  /** JUDGE_READ_CACHE_MB: strict reads kept per account and prompt (read-cache.ts); none when 0. */
+  readCache?: ReadCache;
 }
 
 /**
@@ -80,7 +83,7 @@ export async function judge(deps: JudgingDeps, request: JudgmentRequest, render:
   }
 
   async function answerWith(model: ModelChoice, claim: IdempotencyInput | "" | undefined): Promise<JudgingOutcome> {
-    const judgment = await prepareJudgment(model, request, time, deps.promptCues);
+    const judgment = await prepareJudgment(model, request, time, deps.promptCues, deps.readCache);
     // Refused with InsufficientFundsError (and the standing that explains why); nothing is charged.
     const reservation = await reserve(deps.billing, caller, {
       questions: questions.length,

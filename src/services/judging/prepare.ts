@@ -10,6 +10,7 @@ import type { Answer } from "../../judgment/schema.js";
 import { judgeDebiased, planDebiased, type DebiasedResult, type DebiasSteps } from "./debiased-rounds.js";
 import { evaluateWithin, modelTimeout } from "./model.js";
 import type { JudgmentRequest, ModelChoice } from "./request.js";
+import { readKey, type ReadCache } from "./read-cache.js";
 import { bindingOf, needsFeatures, planTask, promptQuestions, taskAnswer, type ModelBinding, type TaskPlan } from "./task-heads.js";
 
 /**
@@ -54,6 +55,7 @@ export async function prepareJudgment(
   request: JudgmentRequest,
   deadline: Deadline,
   promptCues?: PromptCuesSetting,
+  readCache?: ReadCache,
 ): Promise<PendingJudgment> {
   const mode = request.debias;
   if (request.diagnostics) refuseDiagnostics(model.engine, mode);
@@ -72,7 +74,7 @@ export async function prepareJudgment(
   }
   // `auto`: the engine styles the prompt for its model's template as it tokenises it.
   const style = promptStyleSetting(promptCues);
-  return mode === "none" ? preparePlain(model, request, deadline, style) : prepareDebiased(model, request, deadline, mode, style);
+  return mode === "none" ? preparePlain(model, request, deadline, style, readCache) : prepareDebiased(model, request, deadline, mode, style);
 }
 
 /**
@@ -91,7 +93,13 @@ function refuseDiagnostics(engine: JudgmentEngine, mode: DebiasMode): void {
   }
 }
 
-async function preparePlain(model: ModelChoice, input: JudgmentRequest, deadline: Deadline, style: PromptStyle | "auto"): Promise<PendingJudgment> {
+async function preparePlain(
+  model: ModelChoice,
+  input: JudgmentRequest,
+  deadline: Deadline,
+  style: PromptStyle | "auto",
+  readCache: ReadCache | undefined,
+): Promise<PendingJudgment> {
   const { engine } = model;
   const { state, ids, questions, numberTexts } = input;
   const binding = input.task || input.collectReadings ? await bindingOf(model, style) : undefined;
@@ -111,10 +119,23 @@ async function preparePlain(model: ModelChoice, input: JudgmentRequest, deadline
   return {
     inputTokens: hold,
     async answer() {
+      // Only a strict engine's plain read is kept (read-cache.ts): there a kept read is the read.
+      const key =
+        readCache && contentFree.length === 0 && !input.diagnostics && engine.description.exactness?.mode === "strict"
+          ? readKey(input.caller.accountId, model.id, engine.modelId, prompt)
+          : undefined;
+      const kept = key ? readCache!.get(key) : undefined;
       const result =
-        contentFree.length === 0 ? await evaluateWithin(engine, prepared, deadline) : await evaluateContextual(engine, prepared, contentFree, deadline);
+        kept?.result ??
+        (contentFree.length === 0 ? await evaluateWithin(engine, prepared, deadline) : await evaluateContextual(engine, prepared, contentFree, deadline));
       // The hidden states are read from the same prepared tokens: one more pass where the engine cannot give both at once.
-      const read = features && engine.readFeatures ? await readFeaturesWithin(engine, prepared, deadline) : undefined;
+      const read =
+        features && engine.readFeatures
+          ? kept?.features
+            ? { features: kept.features, timingMs: 0 }
+            : await readFeaturesWithin(engine, prepared, deadline)
+          : undefined;
+      if (key && (!kept || (read && !kept.features))) readCache!.set(key, { result, ...(read && { features: read.features }) });
       // A hold for an upper bound (the gateway) is settled at what was read, never above the hold.
       const billed = exact ? hold : Math.min(result.inputTokens, hold);
       const answers = shown.map((q, i) => {
@@ -126,7 +147,7 @@ async function preparePlain(model: ModelChoice, input: JudgmentRequest, deadline
         model: engine.modelId,
         answers,
         inputTokens: billed,
-        timingMs: result.timingMs + (read?.timingMs ?? 0),
+        timingMs: (kept ? 0 : result.timingMs) + (read?.timingMs ?? 0),
         ...(input.diagnostics && result.diagnostics && { diagnostics: result.diagnostics }),
         ...(input.collectReadings && binding && { readings: { logProbs: result.labelLogProbs, ...(read && { features: read.features }), binding } }),
       };
