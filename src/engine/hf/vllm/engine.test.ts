@@ -6,7 +6,8 @@ import type { Token } from "../../label-trie.js";
 import { createVllmEngine } from "./engine.js";
 import { createVllmReader, MAX_LOGPROB_TOKEN_IDS } from "./reader.js";
 
-describeRemoteEngine({ kind: "vllm", idsField: "logprob_token_ids", start: startVllmStandin, create: createVllmEngine }, (context) => {
+// realServer: what a real vLLM shows for itself is asked of it (real-vllm.test.ts), not of the stand-in.
+describeRemoteEngine({ kind: "vllm", idsField: "logprob_token_ids", start: startVllmStandin, create: createVllmEngine, realServer: true }, (context) => {
   describe("vllm: the wire format", () => {
     it("asks /v1/completions for one token's logprobs of exactly the candidates, by token id", async () => {
       const { standin } = context;
