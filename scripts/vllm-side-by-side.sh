@@ -6,7 +6,9 @@
 #   scripts/vllm-side-by-side.sh [OUT_DIR]     # default /tmp/vllm-side-by-side; prints the tables (~40 min here)
 # Quality: judge eval on datasets/test.jsonl (accuracy, NLL, ECE, the prior beside them).
 # Latency: judge bench at concurrency 1, 8 and 32, BENCH_REQUESTS per phase (default 32; 16 for the
-# in-process engine, INPROCESS_REQUESTS, ~5x slower here), one warm-up request each.
+# in-process engine, INPROCESS_REQUESTS, ~5x slower here), one warm-up request each; then native
+# against ours on vLLM request by request (scripts/vllm-paired-latency.ts, PAIRS, default 20),
+# which the machine's load cannot move between the two as it can between sequential benches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-/tmp/vllm-side-by-side}
@@ -73,3 +75,5 @@ for (const n of names) {
   }
 }
 JS
+printf '%s\n' "$key" >"$out/key"
+npx tsx scripts/vllm-paired-latency.ts --native "$vllm" --model smollm2-135m-instruct --ours http://127.0.0.1:18191 --key-file "$out/key" --pairs "${PAIRS:-20}" | tee "$out/paired.md"
