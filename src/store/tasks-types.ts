@@ -88,8 +88,8 @@ export interface TasksRepository {
   getFit(taskId: string, fitId: string): Promise<FitRecord | undefined>;
   /** Newest first. */
   fits(taskId: string, limit?: number): Promise<FitRecord[]>;
-  /** Newest first. */
-  versions(taskId: string): Promise<VersionRecord[]>;
+  /** Newest first; all of them unless `limit`. */
+  versions(taskId: string, limit?: number): Promise<VersionRecord[]>;
   version(taskId: string, version: number): Promise<VersionRecord | undefined>;
   /** Fails running fits whose owner has not said anything since `quietSince` (an instance that stopped); how many. */
   sweepStale(quietSince: number): Promise<number>;

@@ -60,6 +60,7 @@ describe.each(STORE_ENGINES)("tasks on %s", (engine) => {
     const second = await start();
     expect((await store.tasks.succeed(second.id, { model: "m", binding: "{}", heads: "[1]", report: "{}" }))?.version).toBe(2);
     expect((await store.tasks.versions(task.id)).map((v) => v.version)).toEqual([2, 1]);
+    expect((await store.tasks.versions(task.id, 1)).map((v) => v.version)).toEqual([2]);
     await expect(tamper(database, "UPDATE task_versions SET heads = 'x'")).rejects.toThrow(/immutable/);
     expect((await store.tasks.version(task.id, 1))?.heads).toBe("[]");
   });

@@ -233,9 +233,9 @@ export function createTasksRepository(database: Database, now: () => number): Ta
         .execute();
       return rows.map(toFit);
     },
-    async versions(taskId) {
-      const rows = await db.selectFrom("task_versions").select(VERSION_COLUMNS).where("task_id", "=", taskId).orderBy("version", "desc").execute();
-      return rows.map(toVersion);
+    async versions(taskId, limit) {
+      const query = db.selectFrom("task_versions").select(VERSION_COLUMNS).where("task_id", "=", taskId).orderBy("version", "desc");
+      return (await (limit === undefined ? query : query.limit(limit)).execute()).map(toVersion);
     },
     async version(taskId, version) {
       const row = await db.selectFrom("task_versions").select(VERSION_COLUMNS).where("task_id", "=", taskId).where("version", "=", version).executeTakeFirst();

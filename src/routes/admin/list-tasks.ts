@@ -32,7 +32,8 @@ export function registerListTasks(api: AdminApi, services: Services): void {
         // Deleted between the list and this read: left out, as if listed a moment later.
         const task = await tasks.get(id, record.id);
         if (!task) return undefined;
-        const [fits, versions] = await Promise.all([tasks.fits(task), tasks.versions(task)]);
+        // The newest of each only: a task's versions carry their heads and reports.
+        const [fits, versions] = await Promise.all([tasks.fits(task, 1), tasks.versions(task, 1)]);
         return adminTaskSummary(task, fits[0], versions[0]);
       }),
     );

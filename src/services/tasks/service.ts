@@ -36,8 +36,10 @@ export interface TasksService {
   /** Starts a fit on `model`, paid by `payer`; resolves once the first example is read (or refused). */
   fit(task: Task, model: ModelChoice, payer: Payer, options?: FitChoices): Promise<FitRecord>;
   getFit(task: Task, fitId: string): Promise<FitRecord | undefined>;
-  fits(task: Task): Promise<FitRecord[]>;
-  versions(task: Task): Promise<VersionRecord[]>;
+  /** Newest first (the 20 newest unless `limit`). */
+  fits(task: Task, limit?: number): Promise<FitRecord[]>;
+  /** Newest first; all of them unless `limit`. */
+  versions(task: Task, limit?: number): Promise<VersionRecord[]>;
   version(task: Task, version: number): Promise<VersionRecord | undefined>;
   /** The task a request names (`x_task`), with its versions' heads; undefined when the account has none of that id or name. */
   selection(accountId: string, idOrName: string): Promise<TaskSelection | undefined>;
@@ -104,8 +106,8 @@ export function createTasksService(deps: TasksDeps): TasksService {
       return { ...fit, done: 0 };
     },
     getFit: (task, fitId) => tasks.getFit(task.record.id, fitId),
-    fits: (task) => tasks.fits(task.record.id),
-    versions: (task) => tasks.versions(task.record.id),
+    fits: (task, limit) => tasks.fits(task.record.id, limit),
+    versions: (task, limit) => tasks.versions(task.record.id, limit),
     version: (task, version) => tasks.version(task.record.id, version),
     async selection(accountId, idOrName) {
       const task = await get(accountId, idOrName);
