@@ -33,7 +33,7 @@ async function onRedis(): Promise<Backend> {
   const limiters: RateLimiter[] = [];
   return {
     async open() {
-      limiters.push(createRedisLimiter({ url: REDIS_TEST_URL, prefix }));
+      limiters.push(await createRedisLimiter({ url: REDIS_TEST_URL, prefix }));
       return limiters.at(-1)!;
     },
     async stop() {
@@ -192,8 +192,8 @@ describe("Redis limiter", () => {
     for (const each of cleanup.splice(0).reverse()) await each();
   });
 
-  function limiterAt(url: string, prefix = "test:unused:"): RateLimiter {
-    const limiter = createRedisLimiter({ url, prefix });
+  async function limiterAt(url: string, prefix = "test:unused:"): Promise<RateLimiter> {
+    const limiter = await createRedisLimiter({ url, prefix });
     cleanup.push(() => limiter.close());
     return limiter;
   }
@@ -216,7 +216,7 @@ describe("Redis limiter", () => {
       () => deleteRedisKeys(prefix),
       async () => redis.disconnect(),
     );
-    const decision = await limiterAt(REDIS_TEST_URL, prefix).hit(input);
+    const decision = await (await limiterAt(REDIS_TEST_URL, prefix)).hit(input);
     const [keys, fields, ttl] = await Promise.all([redis.keys(`${prefix}*`), redis.hgetall(`${prefix}client`), redis.pttl(`${prefix}client`)]);
     expect({ keys, fields: Object.keys(fields).sort(), n: fields.n }).toEqual({ keys: [`${prefix}client`], fields: ["n", "w"], n: "1" });
     expect(ttl, JSON.stringify({ decision, ttl })).toBeGreaterThan(0);
@@ -224,7 +224,7 @@ describe("Redis limiter", () => {
   });
 
   it("rejects hits and pings at once when nothing listens, and keeps the password out of the message", async () => {
-    const limiter = limiterAt("redis://:s3cret@127.0.0.1:1");
+    const limiter = await limiterAt("redis://:s3cret@127.0.0.1:1");
     for (let attempt = 0; attempt < 3; attempt++) await expectUnavailable(limiter.hit(input), "redis://:***@127.0.0.1:1");
     await expectUnavailable(limiter.ping(), "redis://:***@127.0.0.1:1");
     const error = await limiter.hit(input).catch((rejection: Error) => rejection);
@@ -235,7 +235,7 @@ describe("Redis limiter", () => {
     const silent = await tcpServer(() => undefined);
     cleanup.push(silent.stop);
     const url = `redis://127.0.0.1:${silent.port}`;
-    const limiter = limiterAt(url);
+    const limiter = await limiterAt(url);
     await expectUnavailable(limiter.hit(input), url);
     await expectUnavailable(limiter.ping(), url);
   });
@@ -249,7 +249,7 @@ describe("Redis limiter", () => {
     const prefix = `test:${process.pid}:${randomUUID()}:`;
     cleanup.push(() => deleteRedisKeys(prefix), proxy.stop);
     const url = `redis://127.0.0.1:${proxy.port}`;
-    const limiter = limiterAt(url, prefix);
+    const limiter = await limiterAt(url, prefix);
     expect(await limiter.hit(input)).toMatchObject({ allowed: true, remaining: 9 });
 
     await proxy.stop();

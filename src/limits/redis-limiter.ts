@@ -1,4 +1,4 @@
-import { Redis } from "ioredis";
+import type { Redis as RedisClient } from "ioredis";
 import { redactUrl } from "../urls.js";
 import { LimiterUnavailableError, type RateLimiter } from "./types.js";
 import { messageOf } from "../error-message.js";
@@ -45,7 +45,10 @@ interface WithHitScript {
  * promptly, hits fail with LimiterUnavailableError rather than waiting or counting locally,
  * while the client keeps reconnecting in the background so the limiter recovers by itself.
  */
-export function createRedisLimiter(options: RedisLimiterOptions): RateLimiter {
+export async function createRedisLimiter(options: RedisLimiterOptions): Promise<RateLimiter> {
+  // Imported here rather than with the module: ioredis takes longer to load than the rest of
+  // the CLI, and only a server with JUDGE_REDIS_URL uses it.
+  const { Redis } = await import("ioredis");
   const where = redactUrl(options.url);
   const prefix = options.prefix ?? "judge:rl:";
   const connectTimeoutMs = options.connectTimeoutMs ?? 2000;
@@ -101,7 +104,7 @@ export function createRedisLimiter(options: RedisLimiterOptions): RateLimiter {
     }
   }
 
-  const scripted = client as Redis & WithHitScript;
+  const scripted = client as RedisClient & WithHitScript;
   return {
     kind: "redis",
     async hit({ key, limit, windowMs, offsetMs }) {

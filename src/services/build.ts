@@ -75,7 +75,7 @@ export async function buildServices(
     backgroundCheckpoints: options.backgroundCheckpoints,
   });
   const limiter = config.redisUrl
-    ? createRedisLimiter({ url: config.redisUrl, prefix: config.redisPrefix })
+    ? await createRedisLimiter({ url: config.redisUrl, prefix: config.redisPrefix })
     : createDatabaseLimiter(store.rateWindows, { now, ping: () => store.ping() });
   const billing = createBillingService(store, now);
   const judging: JudgingDeps = {

@@ -1,5 +1,5 @@
 import { CompiledQuery, Kysely, PostgresDialect, sql } from "kysely";
-import pg from "pg";
+import type { types as PgTypes } from "pg";
 import { messageOf } from "../error-message.js";
 import { redactUrl } from "../urls.js";
 import type { Database, Queries, Statement } from "./database.js";
@@ -31,7 +31,9 @@ const NUMERIC_OID = 1700;
  * into BigInt, exactly; SafeIntegersPlugin then checks each fits a number. A NUMERIC with a
  * fraction never belongs in this schema, so it is an error rather than a rounding.
  */
-const exactTypes = {
+// node-postgres (with its pg-types and the rest) is imported when a pool is opened, not with this
+// module: a command that never touches PostgreSQL (`judge --help`, a SQLite server) does not load it.
+const exactTypes = (pgTypes: typeof PgTypes) => ({
   getTypeParser(oid: number, format?: "text" | "binary") {
     if (oid === INT8_OID) return (value: string) => BigInt(value);
     if (oid === NUMERIC_OID) {
@@ -40,9 +42,9 @@ const exactTypes = {
         return BigInt(value);
       };
     }
-    return pg.types.getTypeParser(oid, format as "text");
+    return pgTypes.getTypeParser(oid, format as "text");
   },
-};
+});
 
 /** SQLSTATE classes and codes that mean "the database cannot serve now". */
 const UNAVAILABLE_STATES = /^(08|53|57P0|57014|58)/;
@@ -64,6 +66,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
   }
   const location = redactUrl(options.url);
   const timeout = options.statementTimeoutMs ?? 5_000;
+  const { default: pg } = await import("pg");
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize ?? 10,
@@ -72,7 +75,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
     query_timeout: timeout + 1_000,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 30_000,
     options: `-c search_path=${schema}`,
-    types: exactTypes,
+    types: exactTypes(pg.types),
   });
   // An idle connection that breaks (server restart) is replaced on the next checkout; without a
   // listener its error would crash the process.
