@@ -5,11 +5,11 @@
 # (scripts/bench-key.sh), then scripts/task-heads-table.ts: per size and seed a task from a subset
 # of dev, a fit per head kind, the test file asked with x_task, the plain readout and the
 # latency ratio in one interleaved run. Prints the tables on stdout (the page:
-# docs/measurements/2026-12-02-task-heads-real-models.md); progress on stderr.
+# docs/measurements/2026-12-02-task-heads-grid.md); progress on stderr.
 #   [SIZES=25,50,100,200,all] [SEEDS=3] [HEADS=level1,level2] [TEST=datasets/test.jsonl]
 #   [DEV=datasets/dev.jsonl] [PLAIN_PASS=yes|no] [READ_CACHE_MB=512] [OUT=dir] [JUDGE_THREADS=1] scripts/measure-task-heads.sh [model names…]
-# (default: both models, in parallel). The whole grid takes hours on 2 cores; the page says
-# which cut was run. READ_CACHE_MB (default 512; the server's JUDGE_READ_CACHE_MB) reads each
+# (default: both models, in parallel; the whole grid took about 30 minutes on 2 cores with the
+# read cache, the page says how). READ_CACHE_MB (default 512; the server's JUDGE_READ_CACHE_MB) reads each
 # example once for the whole grid, so the grid takes the time of one pass over dev and test;
 # the figures are the same, the times are not the model's: READ_CACHE_MB=0 for fit times and
 # the latency ratio.

@@ -1,6 +1,6 @@
 /**
  * Task heads on the project's labelled sets, through the HTTP API only (issue 34; the page is
- * docs/measurements/2026-12-02-task-heads-real-models.md). scripts/measure-task-heads.sh starts
+ * docs/measurements/2026-12-02-task-heads-grid.md). scripts/measure-task-heads.sh starts
  * the server and makes the key; this helper is the client.
  *
  *   npx tsx scripts/task-heads-table.ts measure --url <url> --key-file <file> --out <file.json>
