@@ -6,7 +6,7 @@ import type { Payer } from "../services/billing.js";
 import type { Services } from "../services/build.js";
 import { InsufficientFundsError, KeyBudgetExhaustedError } from "../services/errors.js";
 import { JudgingRefusal } from "../services/judging/errors.js";
-import type { ModelChoice } from "../services/judging/request.js";
+import { modelChoice, pickModel } from "../services/served-models/pick.js";
 import type { ServedModel } from "../services/served-models/registry.js";
 import { TaskInputError } from "../services/tasks/errors.js";
 import type { Task } from "../services/tasks/service.js";
@@ -76,32 +76,14 @@ export async function fitAndWait(
     },
   );
   try {
-    const served = models.resolve(flags.model, []);
-    if (!served) {
-      throw new CliError(
-        `${lead}unknown model ${JSON.stringify(flags.model)}; the configuration serves ${models
-          .accepted([])
-          .map((n) => JSON.stringify(n))
-          .join(", ")}`,
-      );
-    }
-    const allowed = payer.terms.allowedModels;
-    if (allowed && !allowed.includes(served.id)) {
-      throw new CliError(
-        `${lead}model_not_allowed: the account's plan may not use the model "${served.id}" (it allows ${allowed.map((n) => `"${n}"`).join(", ")})`,
-      );
-    }
+    const picked = pickModel(models, flags.model, [], payer.terms.allowedModels);
+    if (!("model" in picked)) throw new CliError(`${lead}${picked.code}: ${picked.message}`);
+    const served = picked.model;
     const calibration = await loadCalibration(config).catch((error: unknown) => {
       throw new CliError(`${lead}${messageOf(error)}`);
     });
     await modelReady(served, lead);
-    const choice: ModelChoice = {
-      id: served.id,
-      engine: served.engine,
-      multiplierMilli: served.multiplierMilli,
-      temperatures: () => temperaturesFor(calibration, served.id),
-      source: served.source,
-    };
+    const choice = modelChoice(served, (id) => temperaturesFor(calibration, id));
     await sweepStaleFits(command, services);
     let fit = await services.tasks.fit(task, choice, payer, { seed: flags.seed }).catch((error: unknown) => {
       throw refusalOf(error, lead) ?? error;

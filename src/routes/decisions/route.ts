@@ -8,7 +8,8 @@ import type { NumberTexts } from "../../judgment/render.js";
 import type { Judged } from "../../services/judging/prepare.js";
 import { withDiagnostics, withTaskNotes } from "../judging/extensions.js";
 import type { JudgmentRequest } from "../../services/judging/request.js";
-import { answerQuestions, judgingContext, pickModel, taskOf, type JudgingRouteDeps } from "../judging/request-response.js";
+import { answerQuestions, judgingContext, taskOf, type JudgingRouteDeps } from "../judging/request-response.js";
+import { pickModel } from "../../services/served-models/pick.js";
 import { openAIErrorFormat, ParamError } from "./errors.js";
 import { DecisionsErrorBody, DecisionsInputJson, DecisionsInputText, DecisionsRequest, DecisionsResponse, DecisionsUserMessage } from "./schema.js";
 import {
@@ -76,7 +77,7 @@ export function registerDecisions(app: App, deps: JudgingRouteDeps): void {
   app.post(route.path, openAIErrorFormat, authenticate(deps.keys), rateLimit(deps.limits), async (c) => {
     const body = await readJsonBody(c);
     const request = parseDecisionsRequest(body.value, deps);
-    const picked = pickModel(deps.models, request.model, DECISIONS_MODEL_ALIASES, c.get("caller"));
+    const picked = pickModel(deps.models, request.model, DECISIONS_MODEL_ALIASES, c.get("caller").terms.allowedModels);
     if (!("model" in picked)) throw new ParamError(picked.code, picked.message, "model");
     const questions: readonly DecisionsQuestion[] = request.questions;
     const mapped = mapOrRefuse(request, body.numberTexts);

@@ -8,10 +8,9 @@ import type { DebiasMode } from "../../judgment/debias.js";
 import { judge, type JudgingDeps, type RenderAnswers } from "../../services/judging/judge.js";
 import type { JudgmentRequest } from "../../services/judging/request.js";
 import type { LimitsService } from "../../services/limits.js";
+import { mayUse, modelChoice } from "../../services/served-models/pick.js";
 import type { ModelRegistry, ServedModel } from "../../services/served-models/registry.js";
 import type { Temperatures } from "../../judgment/answers.js";
-import type { ErrorCode } from "../../errors.js";
-import type { Caller } from "../../http/context.js";
 import type { TaskSelection } from "../../services/judging/task-heads.js";
 import type { TasksService } from "../../services/tasks/service.js";
 
@@ -43,11 +42,11 @@ export interface JudgingRouteDeps {
  */
 export function judgingContext(c: Context<AppEnv>, deps: JudgingRouteDeps, body: JsonBody, model: ServedModel) {
   // Fallbacks the plan may not use are skipped: a restriction is never got round by a model being down.
-  const allowed = (m: ServedModel) => isAllowed(m, c.get("caller"));
+  const allowed = c.get("caller").terms.allowedModels;
   const models = deps.models
     .chain(model)
-    .filter(allowed)
-    .map((m) => ({ id: m.id, engine: m.engine, multiplierMilli: m.multiplierMilli, temperatures: () => deps.temperaturesOf(m.id), source: m.source }));
+    .filter((m) => mayUse(m, allowed))
+    .map((m) => modelChoice(m, deps.temperaturesOf));
   if (deps.models.declared) c.set("model", model.id);
   return {
     models,
@@ -98,37 +97,3 @@ function idempotencyKeyOf(c: Context<AppEnv>): string | undefined {
 
 /** Set when the model asked for was down and its fallback answered: the id of the one asked. */
 export const FALLBACK_HEADER = "x-judge-fallback";
-
-/**
- * The model a request names (by id or alias; the route's own aliases and no name mean the
- * default), or why not: unknown_model (400) or model_not_allowed (400, the key's plan). Each
- * route raises the refusal in its own shape.
- */
-export function pickModel(
-  models: ModelRegistry,
-  name: string | undefined,
-  routeAliases: readonly string[],
-  caller: Caller,
-): { model: ServedModel } | { code: ErrorCode; message: string } {
-  const model = models.resolve(name, routeAliases);
-  if (!model) {
-    const served = models.defaultModel.id;
-    const message = models.declared
-      ? `unknown model "${name}"; this server answers with ${models
-          .accepted(routeAliases)
-          .map((n) => `"${n}"`)
-          .join(", ")} (no model: "${served}")`
-      : `unknown model "${name}"; this server answers with "${served}" (also accepted: ${routeAliases.join(", ")})`;
-    return { code: "unknown_model", message };
-  }
-  if (!isAllowed(model, caller)) {
-    const allowed = caller.terms.allowedModels!.map((n) => `"${n}"`).join(", ");
-    return { code: "model_not_allowed", message: `this key's plan may not use the model "${model.id}" (its plan allows ${allowed}); nothing was charged` };
-  }
-  return { model };
-}
-
-function isAllowed(model: ServedModel, caller: Caller): boolean {
-  const allowed = caller.terms.allowedModels;
-  return allowed === undefined || allowed.includes(model.id);
-}

@@ -8,7 +8,8 @@ import { keyed } from "../../judgment/keyed.js";
 import { withDiagnostics } from "../judging/extensions.js";
 import type { Judged } from "../../services/judging/prepare.js";
 import type { JudgmentRequest } from "../../services/judging/request.js";
-import { answerQuestions, judgingContext, pickModel, taskOf, type JudgingRouteDeps } from "../judging/request-response.js";
+import { answerQuestions, judgingContext, taskOf, type JudgingRouteDeps } from "../judging/request-response.js";
+import { pickModel } from "../../services/served-models/pick.js";
 import {
   billedToHeader,
   judgingErrorDescriptions,
@@ -61,7 +62,7 @@ export function registerSystemOne(app: App, deps: JudgingRouteDeps): void {
   app.post(route.path, authenticate(deps.keys), rateLimit(deps.limits), async (c) => {
     const body = await readJsonBody(c);
     const asked = parseJudgmentRequest(body.value, deps);
-    const picked = pickModel(deps.models, asked.model, MODEL_ALIASES, c.get("caller"));
+    const picked = pickModel(deps.models, asked.model, MODEL_ALIASES, c.get("caller").terms.allowedModels);
     if (!("model" in picked)) throw new ApiError(picked.code, picked.message);
     const ids = Object.keys(asked.questions);
     const request: JudgmentRequest = {

@@ -8,7 +8,7 @@ import { parseJson, readBodyBytes } from "../../http/read-body.js";
 import { parseTaskJson, parseTaskJsonl, TASK_LIMITS } from "../../services/tasks/definition.js";
 import type { Task } from "../../services/tasks/service.js";
 import type { JudgingRouteDeps } from "../judging/request-response.js";
-import { pickModel } from "../judging/request-response.js";
+import { modelChoice, pickModel } from "../../services/served-models/pick.js";
 import { MODEL_ALIASES } from "../systemone/route.js";
 import { errorResponses, rateLimitHeaders, requestIdHeader, retryAfterHeader } from "../shared.schema.js";
 import { CreateTaskBody, FitBody, FitView, fitView, TaskView, taskView, VersionView, versionView } from "./schema.js";
@@ -183,11 +183,9 @@ export function registerTasks(app: App, deps: JudgingRouteDeps): void {
     const bytes = await readBodyBytes(c, 16 * 1024);
     const parsed = FitBody.safeParse(bytes.length === 0 ? {} : parseJson(bytes).value);
     if (!parsed.success) throw new ApiError("invalid_request", parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
-    const picked = pickModel(deps.models, parsed.data.model, MODEL_ALIASES, c.get("caller"));
+    const picked = pickModel(deps.models, parsed.data.model, MODEL_ALIASES, c.get("caller").terms.allowedModels);
     if (!("model" in picked)) throw new ApiError(picked.code, picked.message);
-    const m = picked.model;
-    const choice = { id: m.id, engine: m.engine, multiplierMilli: m.multiplierMilli, temperatures: () => deps.temperaturesOf(m.id), source: m.source };
-    const fit = await tasks.fit(task, choice, c.get("caller"), { seed: parsed.data.seed, heads: parsed.data.heads });
+    const fit = await tasks.fit(task, modelChoice(picked.model, deps.temperaturesOf), c.get("caller"), { seed: parsed.data.seed, heads: parsed.data.heads });
     return c.json(fitView(fit), 202, { location: `/v1/tasks/${task.record.id}/fits/${fit.id}` });
   });
   add(routes.getFit, async (c) => {
