@@ -19,6 +19,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (raw.JUDGE_ENGINE !== "llama" && !raw.JUDGE_ENGINE_URL) {
     throw new Error(`Invalid configuration:\n  JUDGE_ENGINE_URL: required when JUDGE_ENGINE is ${raw.JUDGE_ENGINE}`);
   }
+  if (raw.JUDGE_ENGINE_FEATURES_URL && raw.JUDGE_ENGINE !== "llama-server") {
+    throw new Error(`Invalid configuration:\n  JUDGE_ENGINE_FEATURES_URL: only engine llama-server reads hidden states from a second server`);
+  }
   const config = toConfig(raw);
   if (raw.JUDGE_MODELS !== undefined) config.models = parseModelsFile(raw.JUDGE_MODELS, readModelsFile(raw.JUDGE_MODELS), config, env);
   return config;
@@ -46,6 +49,7 @@ function toConfig(raw: RawConfig): Config {
     engine: {
       kind: raw.JUDGE_ENGINE,
       url: raw.JUDGE_ENGINE_URL,
+      featuresUrl: raw.JUDGE_ENGINE_FEATURES_URL,
       key: raw.JUDGE_ENGINE_KEY,
       timeoutMs: raw.JUDGE_ENGINE_TIMEOUT_MS,
       tokenizerConfigPath: raw.JUDGE_ENGINE_TOKENIZER_CONFIG,

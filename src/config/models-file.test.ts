@@ -42,6 +42,12 @@ describe("JUDGE_MODELS", () => {
     expect(big.multiplierMilli).toBe(3000);
   });
 
+  it("gives a llama-server model its features server, with the model's key", () => {
+    const entry = { id: "s", engine: "llama-server", url: "http://gpu:8081/", features_url: "http://gpu:8082/", key_env: "S_KEY" };
+    const config = withFile({ models: [entry] }, { S_KEY: "k" });
+    expect(config.models!.models[0].engine.engine).toMatchObject({ kind: "llama-server", url: "http://gpu:8081", featuresUrl: "http://gpu:8082", key: "k" });
+  });
+
   it("without JUDGE_MODELS there are no models: the single-model settings apply as before", () => {
     expect(parseConfig({}).models).toBeUndefined();
   });
@@ -63,6 +69,11 @@ describe("JUDGE_MODELS", () => {
     ["a secret in the file", { models: [{ id: "x", engine: "systemone", url: "http://u", key: "sk-secret" }] }, 'model "x": field "key": unknown field'],
     ["an unknown engine", { models: [{ id: "x", engine: "ollama", url: "http://u" }] }, 'model "x": field "engine"'],
     ["a remote model without url", { models: [{ id: "x", engine: "vllm" }] }, 'model "x": field "url": required for engine vllm'],
+    [
+      "a features_url on another engine than llama-server",
+      { models: [{ id: "x", engine: "vllm", url: "http://u", features_url: "http://f" }] },
+      'model "x": field "features_url": only engine llama-server',
+    ],
     ["llama without model", { models: [{ id: "x", engine: "llama" }] }, 'model "x": field "model"'],
     [
       "a key_env that is unset",

@@ -23,6 +23,10 @@ const ModelEntrySchema = z
       .string()
       .regex(/^https?:\/\/[^\s]+$/, "must be an http:// or https:// URL")
       .optional(),
+    features_url: z
+      .string()
+      .regex(/^https?:\/\/[^\s]+$/, "must be an http:// or https:// URL")
+      .optional(),
     key_env: z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable's name")
@@ -121,6 +125,7 @@ function toModelConfig(
   if (local && !m.model) fail(`${at}: field "model"`, "required for engine llama (a GGUF path or hf: URI)");
   if (local && m.url) fail(`${at}: field "url"`, "engine llama runs in this process and has no URL");
   if (!local && !m.url) fail(`${at}: field "url"`, `required for engine ${m.engine}`);
+  if (m.features_url && m.engine !== "llama-server") fail(`${at}: field "features_url"`, "only engine llama-server reads hidden states from a second server");
   let key: string | undefined;
   if (m.key_env !== undefined) {
     key = env[m.key_env];
@@ -131,6 +136,7 @@ function toModelConfig(
     ...base.engine,
     kind: m.engine,
     url: m.url?.replace(/\/+$/, ""),
+    featuresUrl: m.features_url?.replace(/\/+$/, ""),
     key,
     timeoutMs: m.timeout_ms ?? base.engine.timeoutMs,
     tokenizerConfigPath: m.tokenizer_config,

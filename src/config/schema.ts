@@ -145,6 +145,15 @@ export const ConfigSchema = z.object({
       "the root that serves `/v1/decisions` or the SDKs' base URL ending in `/v1`",
     "none (required for every engine but `llama`)",
   ),
+  JUDGE_ENGINE_FEATURES_URL: setting(
+    httpUrl()
+      .transform((url) => url.replace(/\/+$/, ""))
+      .optional(),
+    "`llama-server`: a second llama-server on the same GGUF, started with `--embeddings --pooling last` and a batch as " +
+      "large as its context, that level-2 task heads read hidden states from ([Tasks](../concepts/tasks.md#which-engines-give-level-2)); " +
+      "it gets the same key",
+    "none (level 2 is left out on llama-server)",
+  ),
   JUDGE_ENGINE_KEY: setting(text().optional(), "bearer key sent to the server (for `systemone`, `decisions`: the upstream API key); never logged", "none"),
   JUDGE_ENGINE_TIMEOUT_MS: setting(integer(10_000, 100, 600_000), "longest one call to the server may take; past it, 502 and nothing charged"),
   JUDGE_ENGINE_MODEL: setting(

@@ -32,6 +32,7 @@ export function createEngine(config: EngineConfig, options: { showDownloadProgre
   if (!engine.url) throw new Error(`JUDGE_ENGINE_URL is required when JUDGE_ENGINE is ${engine.kind}`);
   const remote: RemoteEngineOptions = {
     server: { url: engine.url, key: engine.key, timeoutMs: engine.timeoutMs },
+    ...(engine.featuresUrl && { featuresServer: { url: engine.featuresUrl, key: engine.key, timeoutMs: engine.timeoutMs } }),
     modelId: config.modelId,
     upstreamModel: engine.upstreamModel,
     tokenizerConfigPath: engine.tokenizerConfigPath,

@@ -24,6 +24,7 @@ import { chatWrapperFor, factsChanged, readServerFacts, type ServerFacts } from 
 import { readLabelLogProbsOnSlot } from "./walk.js";
 import type { LiftMemory } from "./lifted-read.js";
 import { learnLabelDepths } from "./calibrate.js";
+import { createFeaturesReader } from "./features.js";
 import { messageOf } from "../../error-message.js";
 
 /** Knobs for tests and operators; the defaults are what production runs with. */
@@ -71,6 +72,9 @@ export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: Ll
   // and what each slot's cache holds, to reuse a prefix only where its chunks are the same.
   const serial = createSerialQueue();
   const heldPrefix = new Map<number, readonly Token[]>();
+  // Level 2's hidden states, from the features server when there is one; strict reads them one at a time too.
+  const featuresReader = options.featuresServer && createFeaturesReader(server, options.featuresServer);
+  const featuresQueue = createSerialQueue();
 
   const connect = async (): Promise<Connected> => {
     const facts = await readServerFacts(server, stop.signal);
@@ -197,6 +201,14 @@ export function createLlamaServerEngine(options: RemoteEngineOptions, tuning: Ll
         lease.release();
       }
     },
+    ...(featuresReader && {
+      async readFeatures(prepared, signal) {
+        requireConnected();
+        if (!(prepared instanceof RemotePrepared)) throw new TypeError("not prepared by this engine");
+        const read = () => featuresReader.read(prepared, signal);
+        return mode === "strict" ? featuresQueue.run(read) : read();
+      },
+    }),
     async close() {
       // Requests in flight finish on their own; only the start-up attempts stop.
       stop.abort();

@@ -3,6 +3,8 @@ import type { RemoteServer } from "./http.js";
 /** What every remote engine is built from (the factory fills it from the parsed config). */
 export interface RemoteEngineOptions {
   server: RemoteServer;
+  /** llama-server: the second server, on the same model and for embeddings, that hidden states are read from. */
+  featuresServer?: RemoteServer;
   /** The model id our responses report (JUDGE_MODEL_ID); defaults to what the server names. */
   modelId?: string;
   /** The model name sent to the server (JUDGE_ENGINE_MODEL); asked of the server when unset. */

@@ -103,7 +103,7 @@ async function preparePlain(
   const { engine } = model;
   const { state, ids, questions, numberTexts } = input;
   const binding = input.task || input.collectReadings ? await bindingOf(model, style) : undefined;
-  const plan: TaskPlan | undefined = input.task && binding && planTask(input.task, binding, ids, questions);
+  const plan: TaskPlan | undefined = input.task && binding && planTask(input.task, binding, ids, questions, engine.readFeatures !== undefined);
   const features = needsFeatures(plan) || input.collectReadings === "features";
   const shown = promptQuestions(plan, questions);
   const prompt = { ...buildPrompt(state, shown, style, numberTexts), ...(input.diagnostics && { diagnostics: true }) };

@@ -58,4 +58,13 @@ describe("taskAnswer", () => {
     const other = planTask(selection({ kind: "plain" }), binding, ["topic"], [{ ...asked, instructions: "Another?" }]);
     expect(other.perQuestion[0]).toEqual({ reason: expect.stringMatching(/not one of the task's questions/) });
   });
+
+  it("answers plainly, saying why, where a level 2 head meets an engine that reads no hidden states now", () => {
+    const head: Head = { kind: "level2", mean: [0], std: [1], weights: [[1], [0], [-1]], bias: [0, 0, 0], l2: 1 };
+    expect(planTask(selection(head), binding, ["topic"], [asked]).perQuestion[0]).toMatchObject({ head });
+    const blind = planTask(selection(head), binding, ["topic"], [asked], false);
+    expect(blind.perQuestion[0]).toEqual({ reason: expect.stringMatching(/reads no hidden states now/) });
+    const level1: Head = { kind: "level1", scale: [1, 1, 1], bias: [0, 0, 0] };
+    expect(planTask(selection(level1), binding, ["topic"], [asked], false).perQuestion[0]).toMatchObject({ head: level1 });
+  });
 });

@@ -56,7 +56,14 @@ export interface TaskPlan {
   perQuestion: Planned[];
 }
 
-export function planTask(selection: TaskSelection, binding: ModelBinding, ids: readonly string[], questions: readonly Question[]): TaskPlan {
+/** `readsFeatures`: whether the engine can read hidden states now; a level 2 head answers only where it can. */
+export function planTask(
+  selection: TaskSelection,
+  binding: ModelBinding,
+  ids: readonly string[],
+  questions: readonly Question[],
+  readsFeatures = true,
+): TaskPlan {
   const version = selection.versions.find((v) => sameBinding(v.binding, binding));
   const why =
     selection.versions.length === 0 ? "the task has no fitted version yet" : `no version of the task was fitted on ${describeBinding(binding)}: fit it again`;
@@ -67,6 +74,8 @@ export function planTask(selection: TaskSelection, binding: ModelBinding, ids: r
     if (!version) return { reason: why };
     const head = version.heads[ids[i]];
     if (!head) return { reason: "the task's examples label no answer of this question" };
+    // The same weights behind an engine that lost its hidden-state reader (llama-server without its features server).
+    if (head.kind === "level2" && !readsFeatures) return { reason: "its head is level 2 and this engine reads no hidden states now: answered plainly" };
     return { question: own, head, ...(selection.abstainBelow[ids[i]] !== undefined && { floor: selection.abstainBelow[ids[i]] }) };
   });
   return { selection, version, perQuestion };
