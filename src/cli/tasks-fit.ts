@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { messageOf } from "../error-message.js";
 import { temperaturesFor } from "../judgment/calibration.js";
 import type { AccountSummary } from "../services/accounts.js";
-import type { Payer } from "../services/billing.js";
+import { accountPayer, type Payer } from "../services/billing.js";
 import type { Services } from "../services/build.js";
 import { InsufficientFundsError, KeyBudgetExhaustedError } from "../services/errors.js";
 import { JudgingRefusal } from "../services/judging/errors.js";
@@ -39,17 +39,7 @@ function payerOf(summary: AccountSummary): Payer {
       `account ${account.id} is disabled: its keys are refused, and so is a fit paid by it; enable it first (judge accounts enable ${account.id})`,
     );
   }
-  return {
-    accountId: account.id,
-    terms: {
-      createdAt: account.createdAt,
-      planId: plan.id,
-      requestsPerMinute: plan.requestsPerMinute,
-      allowanceQuestions: plan.allowanceQuestions,
-      pricePerMillion: plan.pricePerMillion,
-      ...(plan.allowedModels && { allowedModels: plan.allowedModels }),
-    },
-  };
+  return accountPayer(account, plan);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { allowanceUnits, chargeFor, formatEuros } from "../money/money.js";
 import { plural } from "../judgment/plural.js";
 import { periodContaining } from "../money/periods.js";
-import type { AccountTerms, BilledTo, IdempotencyClaim, Reservation, SettledCharge, Standing, Store } from "../store/types.js";
+import type { Account, AccountTerms, BilledTo, IdempotencyClaim, Plan, Reservation, SettledCharge, Standing, Store } from "../store/types.js";
 import { IdempotencyKeyLostError, InsufficientFundsError, KeyBudgetExhaustedError, UnknownAccountError } from "./errors.js";
 
 /** Who is paying: the authenticated key's account and the terms read with it. */
@@ -10,6 +10,24 @@ export interface Payer {
   terms: AccountTerms;
   /** The key the request came with: what the balance pays counts against the key's budget, and its ledger entry names it. */
   keyId?: string;
+}
+
+/**
+ * The account as a payer without a key (a fit from the CLI), on its plan's terms as
+ * KeysRepository.authenticate reads them with a key: the plan's allowance and price, its models.
+ */
+export function accountPayer(account: Account, plan: Plan): Payer {
+  return {
+    accountId: account.id,
+    terms: {
+      createdAt: account.createdAt,
+      planId: plan.id,
+      requestsPerMinute: plan.requestsPerMinute,
+      allowanceQuestions: plan.allowanceQuestions,
+      pricePerMillion: plan.pricePerMillion,
+      ...(plan.allowedModels && { allowedModels: plan.allowedModels }),
+    },
+  };
 }
 
 export interface Settled {

@@ -1,7 +1,7 @@
 import { periodContaining } from "../money/periods.js";
 import { chargeFor } from "../money/money.js";
 import { plural } from "../judgment/plural.js";
-import { createBillingService, type BillingService, type Payer } from "../services/billing.js";
+import { accountPayer, createBillingService, type BillingService, type Payer } from "../services/billing.js";
 import { InsufficientFundsError } from "../services/errors.js";
 import { fakeClock } from "../store/test-helpers.js";
 import type { PlanInput, Store } from "../store/types.js";
@@ -74,17 +74,7 @@ export function billingStores(engine: StoreEngine) {
 /** The account's payer with its current terms, as KeysRepository.authenticate reads them. */
 export async function payerOf(store: Store, accountId: string): Promise<Payer> {
   const account = (await store.accounts.get(accountId))!;
-  const plan = (await store.plans.get(account.planId))!;
-  return {
-    accountId,
-    terms: {
-      createdAt: account.createdAt,
-      planId: plan.id,
-      requestsPerMinute: plan.requestsPerMinute,
-      allowanceQuestions: plan.allowanceQuestions,
-      pricePerMillion: plan.pricePerMillion,
-    },
-  };
+  return accountPayer(account, (await store.plans.get(account.planId))!);
 }
 
 /** The InsufficientFundsError (the 402) an attempt was refused with; throws if it was not refused so. */
