@@ -20,7 +20,7 @@ describe("JUDGE_ENGINE_FEATURES_URL", () => {
   });
 
   it("refuses it for another engine, and a value that is not an http URL", () => {
-    expect(() => parseConfig({ JUDGE_ENGINE_FEATURES_URL: "http://gpu:8082" })).toThrow(/JUDGE_ENGINE_FEATURES_URL: only engine llama-server/);
+    expect(() => parseConfig({ JUDGE_ENGINE_FEATURES_URL: "http://gpu:8082" })).toThrow(/JUDGE_ENGINE_FEATURES_URL: only engines llama-server and vllm/);
     expect(() => parseConfig({ JUDGE_ENGINE: "llama-server", JUDGE_ENGINE_URL: "http://gpu:8081", JUDGE_ENGINE_FEATURES_URL: "gpu:8082" })).toThrow(
       /JUDGE_ENGINE_FEATURES_URL/,
     );

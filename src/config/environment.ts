@@ -19,8 +19,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (raw.JUDGE_ENGINE !== "llama" && !raw.JUDGE_ENGINE_URL) {
     throw new Error(`Invalid configuration:\n  JUDGE_ENGINE_URL: required when JUDGE_ENGINE is ${raw.JUDGE_ENGINE}`);
   }
-  if (raw.JUDGE_ENGINE_FEATURES_URL && raw.JUDGE_ENGINE !== "llama-server") {
-    throw new Error(`Invalid configuration:\n  JUDGE_ENGINE_FEATURES_URL: only engine llama-server reads hidden states from a second server`);
+  if (raw.JUDGE_ENGINE_FEATURES_URL && raw.JUDGE_ENGINE !== "llama-server" && raw.JUDGE_ENGINE !== "vllm") {
+    throw new Error(`Invalid configuration:\n  JUDGE_ENGINE_FEATURES_URL: only engines llama-server and vllm read hidden states from a second server`);
   }
   const config = toConfig(raw);
   if (raw.JUDGE_MODELS !== undefined) config.models = parseModelsFile(raw.JUDGE_MODELS, readModelsFile(raw.JUDGE_MODELS), config, env);

@@ -21,7 +21,7 @@ export const SETTING_HELP: Record<SettingName, string> = {
   JUDGE_REDIS_PREFIX: "prefix of every Redis key written",
   JUDGE_ENGINE: "llama | llama-server | vllm | sglang | systemone | decisions",
   JUDGE_ENGINE_URL: "the engine server's base URL (every engine but llama)",
-  JUDGE_ENGINE_FEATURES_URL: "llama-server: a second server on the same GGUF (--embeddings --pooling last) for level-2 task heads",
+  JUDGE_ENGINE_FEATURES_URL: "llama-server, vllm: a second server on the same model serving embeddings, for level-2 task heads",
   JUDGE_ENGINE_KEY: "bearer key sent to the engine server (environment only: never a flag)",
   JUDGE_ENGINE_TIMEOUT_MS: "longest one call to the engine server may take",
   JUDGE_ENGINE_TOKENIZER_CONFIG: "vllm/sglang: the model's tokenizer_config.json",

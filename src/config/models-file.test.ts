@@ -70,9 +70,9 @@ describe("JUDGE_MODELS", () => {
     ["an unknown engine", { models: [{ id: "x", engine: "ollama", url: "http://u" }] }, 'model "x": field "engine"'],
     ["a remote model without url", { models: [{ id: "x", engine: "vllm" }] }, 'model "x": field "url": required for engine vllm'],
     [
-      "a features_url on another engine than llama-server",
-      { models: [{ id: "x", engine: "vllm", url: "http://u", features_url: "http://f" }] },
-      'model "x": field "features_url": only engine llama-server',
+      "a features_url on another engine than llama-server and vllm",
+      { models: [{ id: "x", engine: "sglang", url: "http://u", features_url: "http://f" }] },
+      'model "x": field "features_url": only engines llama-server and vllm',
     ],
     ["llama without model", { models: [{ id: "x", engine: "llama" }] }, 'model "x": field "model"'],
     [

@@ -125,7 +125,9 @@ function toModelConfig(
   if (local && !m.model) fail(`${at}: field "model"`, "required for engine llama (a GGUF path or hf: URI)");
   if (local && m.url) fail(`${at}: field "url"`, "engine llama runs in this process and has no URL");
   if (!local && !m.url) fail(`${at}: field "url"`, `required for engine ${m.engine}`);
-  if (m.features_url && m.engine !== "llama-server") fail(`${at}: field "features_url"`, "only engine llama-server reads hidden states from a second server");
+  if (m.features_url && m.engine !== "llama-server" && m.engine !== "vllm") {
+    fail(`${at}: field "features_url"`, "only engines llama-server and vllm read hidden states from a second server");
+  }
   let key: string | undefined;
   if (m.key_env !== undefined) {
     key = env[m.key_env];

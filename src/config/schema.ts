@@ -149,10 +149,10 @@ export const ConfigSchema = z.object({
     httpUrl()
       .transform((url) => url.replace(/\/+$/, ""))
       .optional(),
-    "`llama-server`: a second llama-server on the same GGUF, started with `--embeddings --pooling last` and a batch as " +
-      "large as its context, that level-2 task heads read hidden states from ([Tasks](../concepts/tasks.md#which-engines-give-level-2)); " +
-      "it gets the same key",
-    "none (level 2 is left out on llama-server)",
+    "`llama-server`, `vllm`: a second server on the same model that level-2 task heads read hidden states from: a llama-server " +
+      "started with `--embeddings --pooling last` and a batch as large as its context, a vLLM run as a pooling model " +
+      "([Tasks](../concepts/tasks.md#which-engines-give-level-2)); it gets the same key",
+    "none (level 2 is left out on remote engines)",
   ),
   JUDGE_ENGINE_KEY: setting(text().optional(), "bearer key sent to the server (for `systemone`, `decisions`: the upstream API key); never logged", "none"),
   JUDGE_ENGINE_TIMEOUT_MS: setting(integer(10_000, 100, 600_000), "longest one call to the server may take; past it, 502 and nothing charged"),

@@ -58,7 +58,7 @@ export interface Config {
 export interface EngineSettings {
   kind: EngineChoice;
   url?: string;
-  /** llama-server: a second server on the same model, started for embeddings, that level-2 task heads read hidden states from. */
+  /** llama-server, vllm: a second server on the same model, serving embeddings, that level-2 task heads read hidden states from. */
   featuresUrl?: string;
   key?: string;
   timeoutMs: number;

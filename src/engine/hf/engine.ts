@@ -20,7 +20,10 @@ import {
   type JudgmentEngine,
   type EngineDescription,
   type ExactnessReport,
+  type EngineFeatures,
+  type PreparedJudgment,
 } from "../types.js";
+import { createSerialQueue } from "../serial-queue.js";
 import { pingHealth, servedModel, serverTokenizer } from "./server.js";
 import { probeCandidates, probeRawLogprobs } from "./probe.js";
 import { messageOf } from "../../error-message.js";
@@ -36,6 +39,8 @@ export interface HfServerAdapter {
    * probing); `force` (the probe) makes that token the generated one where the server reports it.
    */
   createReader(model: string, temperature: number, force?: Token): NodeReader;
+  /** Where the model's hidden states come from (vLLM: a second server run as a pooling model); none: level 2 is left out. */
+  features?: { read(prepared: RemotePrepared, signal?: AbortSignal): Promise<EngineFeatures> };
 }
 
 interface Started {
@@ -62,6 +67,7 @@ export function createHfServerEngine(options: RemoteEngineOptions, adapter: HfSe
   let started: Started | undefined;
   let phase: EngineStatus = { state: "loading", detail: `waiting for ${where}` };
   const closing = new AbortController();
+  const featuresQueue = createSerialQueue();
 
   const ready = (async () => {
     try {
@@ -125,6 +131,15 @@ export function createHfServerEngine(options: RemoteEngineOptions, adapter: HfSe
         throw new EngineFailedError(`${where} failed while evaluating: ${messageOf(error)}`, { cause: error });
       }
     },
+    ...(adapter.features && {
+      async readFeatures(prepared: PreparedJudgment, signal?: AbortSignal) {
+        requireStarted();
+        if (!(prepared instanceof RemotePrepared)) throw new TypeError("not prepared by this engine");
+        const read = () => adapter.features!.read(prepared, signal);
+        // Strict reads one at a time, the hidden states as the readout.
+        return (options.exactness ?? "strict") === "strict" ? featuresQueue.run(read) : read();
+      },
+    }),
     async close() {
       closing.abort();
       await ready;

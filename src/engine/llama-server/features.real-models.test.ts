@@ -1,14 +1,9 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildPrompt } from "../../judgment/prompt.js";
 import type { Question } from "../../judgment/schema.js";
 import { loadedCpuLibraries } from "../../testing/cpu-library.js";
-import { postJudgment, show } from "../../testing/http-client.js";
+import { expectDomainTaskOnLevel2 } from "../../testing/domain-task-fit.js";
 import { startLlamaServer, type LlamaServerProcess } from "../../testing/llama-server.js";
-import { startTestServer } from "../../testing/server.js";
-import { settledFit, taskCall } from "../../routes/tasks/test-helpers.js";
 import { realModel } from "../../testing/real-models.js";
 import { createLlamaEngine, type LlamaEngine } from "../llama/engine.js";
 import { EngineFailedError, EngineUnavailableError, type JudgmentEngine } from "../types.js";
@@ -132,45 +127,16 @@ describe.skipIf(!smol.file)("llama-server's hidden states from a features server
     }
   }, 300_000);
 
-  it("fits a task's level 2 heads through it and answers with them, configured from a models file as a server is", async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "judge-features-"));
-    const models = path.join(dir, "models.json");
-    const entry = { id: "smol-server", engine: "llama-server", url: answering.url, features_url: features.url, default: true, timeout_ms: 120_000 };
-    writeFileSync(models, JSON.stringify({ models: [entry] }));
-    const server = await startTestServer({ env: { JUDGE_MODELS: models } });
-    try {
-      // Its start-up probe reads the server for a while (tens of seconds on 2 cores).
-      for (const until = Date.now() + 180_000; (await server.engine.status()).state === "loading" && Date.now() < until; ) {
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-      expect(await server.engine.status()).toEqual({ state: "ready" });
-      // 15 dev examples of each domain: enough for level 2 to read the domain from the hidden state.
-      const lines = readFileSync(new URL("../../../datasets/dev.jsonl", import.meta.url), "utf8")
-        .trim()
-        .split("\n")
-        .map((line) => JSON.parse(line));
-      const byDomain = (domain: string) => lines.filter((l) => l.gold.domain === domain).slice(0, 15);
-      const picked = [...byDomain("phone"), ...byDomain("movie"), ...byDomain("restaurant")];
-      const question = picked[0].questions.domain;
-      const body = { name: "domain", questions: { domain: question }, examples: picked.map((l) => ({ state: l.state, gold: { domain: l.gold.domain } })) };
-      expect((await taskCall(server, "POST", "/v1/tasks", body)).status).toBe(201);
-      const started = await taskCall(server, "POST", "/v1/tasks/domain/fits", { seed: 1, heads: ["level2"] });
-      expect(started.status, show(started)).toBe(202);
-      const done = await settledFit(server, started.headers.get("location")!, 600_000);
-      expect(done.json, show(done)).toMatchObject({ state: "succeeded", version: 1, examples_read: 45 });
-      const report = (await taskCall(server, "GET", "/v1/tasks/domain/versions/1")).json.report.questions.domain;
-      console.log(
-        `level 2 through llama-server, 45 examples, held out: accuracy ${report.level2?.accuracy} (prior ${report.prior.accuracy}), NLL ${report.level2?.nll} (prior ${report.prior.nll})`,
-      );
-      expect(report.level2Omitted, JSON.stringify(report)).toBeUndefined();
-      expect(report.level2.accuracy, JSON.stringify(report)).toBeGreaterThanOrEqual(report.prior.accuracy + 0.2);
-      expect(report.chosen).toBe("level2");
-      const asked = await postJudgment(server, { state: "The battery died after a week.", questions: { domain: question }, x_task: "domain" });
-      expect(asked.status, show(asked)).toBe(200);
-      console.log(`"The battery died after a week." through level 2: ${JSON.stringify(asked.json.answers.domain)}`);
-      expect(asked.json.answers.domain, show(asked)).toMatchObject({ choice: "phone", x_task: { version: 1, head: "level2" } });
-    } finally {
-      await server.close();
-    }
-  }, 900_000);
+  it(
+    "fits a task's level 2 heads through it and answers with them, configured from a models file as a server is",
+    () =>
+      expectDomainTaskOnLevel2("llama-server", {
+        id: "smol-server",
+        engine: "llama-server",
+        url: answering.url,
+        features_url: features.url,
+        timeout_ms: 120_000,
+      }),
+    900_000,
+  );
 });

@@ -3,7 +3,7 @@ import type { RemoteServer } from "./http.js";
 /** What every remote engine is built from (the factory fills it from the parsed config). */
 export interface RemoteEngineOptions {
   server: RemoteServer;
-  /** llama-server: the second server, on the same model and for embeddings, that hidden states are read from. */
+  /** llama-server, vllm: the second server, on the same model and serving embeddings, that hidden states are read from. */
   featuresServer?: RemoteServer;
   /** The model id our responses report (JUDGE_MODEL_ID); defaults to what the server names. */
   modelId?: string;

@@ -17,6 +17,7 @@
 import type { RemoteEngineOptions } from "../../remote/options.js";
 import type { JudgmentEngine } from "../../types.js";
 import { createHfServerEngine } from "../engine.js";
+import { createVllmFeaturesReader } from "./features.js";
 import { createVllmReader } from "./reader.js";
 
 export function createVllmEngine(options: RemoteEngineOptions): JudgmentEngine {
@@ -25,5 +26,6 @@ export function createVllmEngine(options: RemoteEngineOptions): JudgmentEngine {
     idsField: "logprob_token_ids",
     tokenizeFields: (model) => ({ model }),
     createReader: (model, temperature, force) => createVllmReader(options.server, model, temperature, force),
+    ...(options.featuresServer && { features: createVllmFeaturesReader(options.server, options.featuresServer) }),
   });
 }
