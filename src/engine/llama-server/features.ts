@@ -1,7 +1,6 @@
-import { messageOf } from "../../error-message.js";
-import type { PreparedTokens } from "../prepared-tokens.js";
+import { remoteFeaturesReader, type RemoteFeaturesReader } from "../remote/features.js";
 import { callJson, describe, quote, type RemoteServer } from "../remote/http.js";
-import { EngineFailedError, EngineUnavailableError, RequestAbortedError, throwIfAborted, type EngineFeatures } from "../types.js";
+import { EngineFailedError } from "../types.js";
 import { checkStatus } from "./completion.js";
 import { getJson } from "./server-facts.js";
 
@@ -17,16 +16,11 @@ import { getJson } from "./server-facts.js";
  * first token's) are refused at the first read; `mean` cannot be told from `last` by its API,
  * which is why the docs name the flags.
  */
-export interface FeaturesReader {
-  read(prepared: PreparedTokens, signal?: AbortSignal): Promise<EngineFeatures>;
-}
-
 /** What must be equal on both servers for them to hold the same weights: /v1/models' meta. */
 const SAME_MODEL = ["n_vocab", "n_embd", "n_params", "size", "ftype", "n_ctx_train"] as const;
 
-export function createFeaturesReader(answering: RemoteServer, features: RemoteServer): FeaturesReader {
+export function createFeaturesReader(answering: RemoteServer, features: RemoteServer): RemoteFeaturesReader {
   const where = `${describe(features)}/embedding`;
-  let checked: Promise<number> | undefined;
 
   const embed = async (tokens: readonly number[], signal?: AbortSignal): Promise<number[][]> => {
     const reply = await callJson(features, "/embedding", { content: tokens, embd_normalize: -1 }, signal);
@@ -57,32 +51,14 @@ export function createFeaturesReader(answering: RemoteServer, features: RemoteSe
     return width;
   };
 
-  return {
-    async read(prepared, signal) {
-      throwIfAborted(signal);
-      const started = performance.now();
-      try {
-        checked ??= check(signal);
-        // A failed check (the server down, another model) is made again by the next read, not kept.
-        const width = await checked.catch((error: unknown) => {
-          checked = undefined;
-          throw error;
-        });
-        const features: Float32Array[] = [];
-        for (const question of prepared.questions) {
-          const [vector] = await embed([...prepared.prefixTokens, ...question.tokens], signal);
-          if (vector!.length !== width) throw new EngineFailedError(`${where} answered ${vector!.length} values, not the model's ${width}`);
-          const feature = Float32Array.from(vector!);
-          if (feature.some((value) => !Number.isFinite(value))) throw new EngineFailedError(`${where} answered a non-finite hidden state`);
-          features.push(feature);
-        }
-        return { features, timingMs: performance.now() - started };
-      } catch (error) {
-        if (error instanceof RequestAbortedError || error instanceof EngineFailedError || error instanceof EngineUnavailableError) throw error;
-        throw new EngineFailedError(`reading hidden states from ${describe(features)} failed: ${messageOf(error)}`, { cause: error });
-      }
-    },
-  };
+  return remoteFeaturesReader({
+    server: features,
+    where,
+    check,
+    // Pooled: one vector.
+    vector: async (_width, tokens, signal) => (await embed(tokens, signal))[0]!,
+    width: (width) => width,
+  });
 }
 
 async function modelMeta(server: RemoteServer, signal?: AbortSignal): Promise<Record<string, unknown>> {

@@ -1,7 +1,6 @@
-import { messageOf } from "../../../error-message.js";
-import type { PreparedTokens } from "../../prepared-tokens.js";
+import { remoteFeaturesReader, type RemoteFeaturesReader } from "../../remote/features.js";
 import { callJson, describe, type RemoteServer } from "../../remote/http.js";
-import { EngineFailedError, EngineUnavailableError, RequestAbortedError, throwIfAborted, type EngineFeatures } from "../../types.js";
+import { EngineFailedError } from "../../types.js";
 import { malformed, okBody } from "../server.js";
 
 /**
@@ -14,13 +13,8 @@ import { malformed, okBody } from "../server.js";
  * At the first read it checks that the second server serves the same folder (`/v1/models`'
  * `root`) and that its vector is not normalised to length 1 (`use_activation` left on).
  */
-export interface VllmFeaturesReader {
-  read(prepared: PreparedTokens, signal?: AbortSignal): Promise<EngineFeatures>;
-}
-
-export function createVllmFeaturesReader(answering: RemoteServer, features: RemoteServer): VllmFeaturesReader {
+export function createVllmFeaturesReader(answering: RemoteServer, features: RemoteServer): RemoteFeaturesReader {
   const where = `${describe(features)}/pooling`;
-  let checked: Promise<string> | undefined;
 
   const pool = async (model: string, tokens: readonly number[], signal?: AbortSignal): Promise<number[]> => {
     const reply = await callJson(features, "/pooling", { model, input: tokens, task: "embed", use_activation: false, add_special_tokens: false }, signal);
@@ -41,31 +35,7 @@ export function createVllmFeaturesReader(answering: RemoteServer, features: Remo
     return theirs.id;
   };
 
-  return {
-    async read(prepared, signal) {
-      throwIfAborted(signal);
-      const started = performance.now();
-      try {
-        checked ??= check(signal);
-        // A failed check (the server down, another model) is made again by the next read, not kept.
-        const model = await checked.catch((error: unknown) => {
-          checked = undefined;
-          throw error;
-        });
-        const vectors: Float32Array[] = [];
-        for (const question of prepared.questions) {
-          const feature = Float32Array.from(await pool(model, [...prepared.prefixTokens, ...question.tokens], signal));
-          if (vectors.length > 0 && feature.length !== vectors[0]!.length) throw new EngineFailedError(`${where} answered vectors of different lengths`);
-          if (feature.some((value) => !Number.isFinite(value))) throw new EngineFailedError(`${where} answered a non-finite hidden state`);
-          vectors.push(feature);
-        }
-        return { features: vectors, timingMs: performance.now() - started };
-      } catch (error) {
-        if (error instanceof RequestAbortedError || error instanceof EngineFailedError || error instanceof EngineUnavailableError) throw error;
-        throw new EngineFailedError(`reading hidden states from ${describe(features)} failed: ${messageOf(error)}`, { cause: error });
-      }
-    },
-  };
+  return remoteFeaturesReader({ server: features, where, check, vector: pool });
 }
 
 /** GET /v1/models: the served name and the folder it was loaded from. */
