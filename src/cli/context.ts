@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { userInfo } from "node:os";
 import { loadConfig, parseConfig } from "../config/environment.js";
 import type { Config } from "../config/types.js";
-import { buildServices, type Services } from "../services/build.js";
+import type { Services } from "../services/build.js";
 import type { AccountSummary } from "../services/accounts.js";
 import type { AdminActor } from "../services/types.js";
 import { messageOf } from "../error-message.js";
@@ -85,6 +85,9 @@ export async function withServices<T>(command: Command, run: (services: Services
       `--db ${config.db || '""'} is a new, empty database for every command, so there is nothing in it to administer; give the file or postgres:// URL the server uses`,
     );
   }
+  // Imported here: the store's drivers and the metrics registry load for commands that use them,
+  // not for `--help`.
+  const { buildServices } = await import("../services/build.js");
   const services = await buildServices(config, { mustExist: !create });
   try {
     return await run(services);
