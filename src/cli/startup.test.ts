@@ -39,10 +39,8 @@ describe("npx judge", () => {
   });
 
   it("runs the CLI", async () => {
-    const run = await new Promise<{ error: Error | null; stdout: string; stderr: string }>((resolve) =>
-      execFile("npx", ["--offline", "judge", "--help"], { cwd: repoRoot, encoding: "utf8" }, (error, stdout, stderr) => resolve({ error, stdout, stderr })),
-    );
-    expect(run.error, run.stderr).toBeNull();
-    expect(run.stdout).toContain("Administer the Typed Judgment Service");
+    const help = await run("npx", ["--offline", "judge", "--help"]);
+    expect(help.error, help.stderr).toBeNull();
+    expect(help.stdout).toContain("Administer the Typed Judgment Service");
   });
 });
