@@ -35,9 +35,9 @@ async function ask(target: "native" | "ours", body: Record<string, unknown>) {
     headers: { "content-type": "application/json", ...(target === "ours" && { authorization: `Bearer ${key}` }) },
     body: JSON.stringify(target === "native" ? { ...body, model } : body),
   });
-  const reply = (await response.json()) as { timing_ms?: number };
+  const reply = (await response.json()) as { timing_ms?: number; usage?: { input_tokens?: number } };
   if (!response.ok) throw new Error(`${target}: ${response.status} ${JSON.stringify(reply).slice(0, 300)}`);
-  return { ms: performance.now() - started, timingMs: reply.timing_ms ?? Number.NaN };
+  return { ms: performance.now() - started, timingMs: reply.timing_ms ?? Number.NaN, inputTokens: reply.usage?.input_tokens ?? Number.NaN };
 }
 
 const median = (values: number[]) => {
@@ -49,24 +49,34 @@ const median = (values: number[]) => {
 // One unmeasured pair first: connections open, the servers' first-request work done.
 await ask("native", JSON.parse(next().body));
 await ask("ours", JSON.parse(next().body));
-const nativeMs: number[] = [];
-const oursMs: number[] = [];
-const oursEngineMs: number[] = [];
+type Target = "native" | "ours";
+// Each request with the target of the one just before it: alternating the order puts half of a
+// target's requests after its own kind and half after the other's.
+const records: { target: Target; after: Target; ms: number; timingMs: number; inputTokens: number }[] = [];
+let previous: Target = "ours";
 for (let i = 0; i < pairs; i++) {
-  const order: ("native" | "ours")[] = i % 2 ? ["native", "ours"] : ["ours", "native"];
+  const order: Target[] = i % 2 ? ["native", "ours"] : ["ours", "native"];
   for (const target of order) {
     const result = await ask(target, JSON.parse(next().body));
-    if (target === "native") nativeMs.push(result.ms);
-    else {
-      oursMs.push(result.ms);
-      oursEngineMs.push(result.timingMs);
-    }
+    records.push({ target, after: previous, ...result });
+    previous = target;
   }
 }
+const of = (target: Target, after?: Target) => records.filter((r) => r.target === target && (after === undefined || r.after === after));
+const nativeMs = of("native").map((r) => r.ms);
+const oursMs = of("ours").map((r) => r.ms);
 const ratios = oursMs.map((ms, i) => ms / nativeMs[i]);
+const p50 = (rows: typeof records, key: "ms" | "timingMs" | "inputTokens") => median(rows.map((r) => r[key])).toFixed(0);
 console.log(`Paired latency at concurrency 1, ${pairs} pairs (3 questions of 4 options, ~300-token states, a new state per request):\n`);
-console.log("| Target | p50 ms | Our engine's timing_ms, p50 |");
-console.log("|---|---|---|");
-console.log(`| vLLM native /v1/systemone | ${median(nativeMs).toFixed(0)} | — |`);
-console.log(`| ours on vLLM | ${median(oursMs).toFixed(0)} | ${median(oursEngineMs).toFixed(0)} |`);
+console.log("| Target | p50 ms | after native, p50 ms | after ours, p50 ms | Our engine's timing_ms, p50 | Input tokens, p50 |");
+console.log("|---|---|---|---|---|---|");
+for (const [target, name] of [
+  ["native", "vLLM native /v1/systemone"],
+  ["ours", "ours on vLLM"],
+] as const) {
+  const timing = target === "ours" ? p50(of(target), "timingMs") : "—";
+  console.log(
+    `| ${name} | ${p50(of(target), "ms")} | ${p50(of(target, "native"), "ms")} | ${p50(of(target, "ours"), "ms")} | ${timing} | ${p50(of(target), "inputTokens")} |`,
+  );
+}
 console.log(`\nMedian of per-pair ratios (ours ÷ native): ${median(ratios).toFixed(2)}; ratio of medians ${(median(oursMs) / median(nativeMs)).toFixed(2)}.`);

@@ -48,6 +48,8 @@ const PROBE_RETRIES_AFTER_429 = 2;
 
 /** Requests whose mean input tokens sets the length of a raw read. */
 const CEILING_PROBES = 3;
+/** The calibration's request, apart from the first probe's and the ceiling's. */
+const CALIBRATION_VARIANT = 0x100;
 
 export async function runBench(settings: BenchSettings, hooks: BenchHooks = {}): Promise<BenchReport> {
   const log = hooks.log ?? (() => undefined);
@@ -66,7 +68,7 @@ export async function runBench(settings: BenchSettings, hooks: BenchHooks = {}):
     }
     const calibration = reader
       ? { tokensPerWord: measureTokensPerWord((text) => reader!.tokenize(text).length, settings.seed), by: "tokenizer" as const }
-      : await calibrateWithServer(client, settings, first);
+      : await calibrateWithServer(client, settings);
     const words = wordsFor(settings.shape.stateTokens, calibration.tokensPerWord);
     const by = calibration.by === "tokenizer" ? "the model's tokenizer" : "the server's usage counts";
     log(`state: ${settings.shape.stateTokens} tokens ≈ ${words} words (${calibration.tokensPerWord.toFixed(2)} tokens/word, measured by ${by})`);
@@ -92,7 +94,7 @@ export async function runBench(settings: BenchSettings, hooks: BenchHooks = {}):
 /** Checks the key's rate limit against the run's load on the first answer, before any retry waits for it. */
 function rateLimitFirst(outcome: Outcome, settings: BenchSettings, log: (line: string) => void): RateLimitCheck | undefined {
   if (!outcome.rateLimit) return undefined;
-  const probes = 1 + (settings.modelPath ? CEILING_PROBES : 1);
+  const probes = 1 + (settings.modelPath ? CEILING_PROBES : 2);
   const phases = phaseSpecs(settings).map((spec) => ({ concurrency: spec.concurrency, warmup: warmupOf(settings, spec) }));
   const check = checkRateLimit(outcome.rateLimit, { probes, phases, limit: settings.limit }, outcome.latencyMs);
   if (check.below && !settings.allowRateLimit) throw new BenchError(describeRateLimit(check, false));
@@ -112,8 +114,9 @@ async function probe(
   emptyState: boolean,
   variant = 0,
   onFirstAnswer?: (outcome: Outcome) => void,
+  shape: RequestShape = settings.shape,
 ) {
-  const request = createRequestGenerator(settings.shape, { seed: deriveSeed(settings.seed, 0x9b0b + variant), tokensPerWord })();
+  const request = createRequestGenerator(shape, { seed: deriveSeed(settings.seed, 0x9b0b + variant), tokensPerWord })();
   // The same questions either way, so only the state's tokens differ.
   if (emptyState) request.body = JSON.stringify({ ...JSON.parse(request.body), state: "" });
   let outcome = await client.send(request);
@@ -127,9 +130,17 @@ async function probe(
   throw new BenchError(`the server at ${settings.url} ${reason}`);
 }
 
-/** Tokens per word from the server's own counts: the same request with and without the state. */
-async function calibrateWithServer(client: BenchClient, settings: BenchSettings, withState: { inputTokens: number }) {
-  const without = await probe(client, settings, HEURISTIC_TOKENS_PER_WORD, true);
+/**
+ * Tokens per word from the server's own counts: one question with and without the state. One
+ * question, because a server may count the state once per question (vLLM's own /v1/systemone
+ * reads a prompt per question and bills each); calibrated on the whole request, its states
+ * would come out a third as long at three questions, and its latency would not compare with a
+ * server that counts the state once.
+ */
+async function calibrateWithServer(client: BenchClient, settings: BenchSettings) {
+  const oneQuestion = { ...settings.shape, questions: 1 };
+  const withState = await probe(client, settings, HEURISTIC_TOKENS_PER_WORD, false, CALIBRATION_VARIANT, undefined, oneQuestion);
+  const without = await probe(client, settings, HEURISTIC_TOKENS_PER_WORD, true, CALIBRATION_VARIANT, undefined, oneQuestion);
   const words = wordsFor(settings.shape.stateTokens, HEURISTIC_TOKENS_PER_WORD);
   const measured = (withState.inputTokens - without.inputTokens) / words;
   return { tokensPerWord: measured > 0 ? measured : HEURISTIC_TOKENS_PER_WORD, by: "server" as const };

@@ -122,13 +122,13 @@ describe("judge bench against a key whose plan allows 5 requests per minute", ()
 
   it("stops after the first request, naming the limit and the way out, when the run would send more in a minute", async () => {
     const before = systemOneRequests();
-    // 2 probes, 1 warm-up and 4 measured: 7 requests, more than 5.
+    // 3 probes (the first, and the calibration with and without the state), 1 warm-up and 4 measured: 8 requests, more than 5.
     const run = await judge("bench", "--url", limited.url, "--key", await limitedKey(), "--concurrency", "1", "--requests", "4", "--no-reuse");
     expect(run.status, JSON.stringify(run)).toBe(1);
     expect(run.stdout, JSON.stringify(run)).toBe("");
     const lines = run.stderr.trimEnd().split("\n");
     expect(lines.at(-1), JSON.stringify(run)).toMatch(
-      /^judge: this key's plan allows 5 requests per minute and this run would send at least 7 in a minute: .* \(e\.g\. judge plans create --name bench --rpm 1000000 .* or pass --allow-rate-limit to measure anyway$/,
+      /^judge: this key's plan allows 5 requests per minute and this run would send at least 8 in a minute: .* \(e\.g\. judge plans create --name bench --rpm 1000000 .* or pass --allow-rate-limit to measure anyway$/,
     );
     expect(run.stderr).not.toMatch(/\n\s+at /);
     expect(systemOneRequests() - before, "only the first request was sent").toBe(1);

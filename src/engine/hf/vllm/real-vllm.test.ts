@@ -10,6 +10,7 @@ import { availableRealModels } from "../../../testing/real-models.js";
 import { expectErrorResponse, okJson, own } from "../../../testing/route-assertions.js";
 import { startTestServer, type TestServer } from "../../../testing/server.js";
 import { killRealVllm, requireRealVllm, VLLM_START_MS, type RealVllm } from "../../../testing/vllm.js";
+import { describeBenchOnRealVllm } from "../../../testing/vllm-bench-suite.js";
 import { describeFeaturesOnRealVllm } from "../../../testing/vllm-features-suite.js";
 import { describeReadoutOnRealVllm } from "../../../testing/vllm-readout-suite.js";
 import { createSystemOneEngine } from "../../gateways/systemone/engine.js";
@@ -246,6 +247,7 @@ describe.skipIf(!vllm)("a real vLLM 0.32 (SmolLM2-135M-Instruct, bf16, CPU)", ()
 
   describeReadoutOnRealVllm({ engine: () => engine, local: () => local, server: () => server, options: (o) => vllmOptions(real, o), loose: LOOSE });
   describeFeaturesOnRealVllm({ real: () => real, local: () => local, options: (o) => vllmOptions(real, o) });
+  describeBenchOnRealVllm({ real: () => real, server: () => server });
 
   describe("vLLM killed mid-request (SIGKILL, its process group)", () => {
     let gateway: TestServer;
