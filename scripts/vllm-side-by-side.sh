@@ -9,6 +9,7 @@
 # in-process engine, INPROCESS_REQUESTS, ~5x slower here), one warm-up request each; then native
 # against ours on vLLM request by request (scripts/vllm-paired-latency.ts, PAIRS, default 20),
 # which the machine's load cannot move between the two as it can between sequential benches.
+# EVAL=0 skips the quality part (the answers are deterministic: the same figures every run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-/tmp/vllm-side-by-side}
@@ -48,6 +49,7 @@ serve 18192 JUDGE_MODEL="$gguf"
 
 targets=("native $vllm $requests" "ours-vllm http://127.0.0.1:18191 $requests" "ours-in-process http://127.0.0.1:18192 $inprocess_requests")
 for target in "${targets[@]}"; do
+  [ "${EVAL:-1}" = 1 ] || break
   set -- $target
   echo "vllm-side-by-side.sh: $1: judge eval" >&2
   npx judge eval datasets/test.jsonl --url "$2" --key "$key" --concurrency 4 --out "$out/eval-$1" >"$out/eval-$1.log" 2>&1
@@ -58,7 +60,7 @@ for target in "${targets[@]}"; do
   npx judge bench --url "$2" --key "$key" --json --concurrency 1,8,32 --requests "$3" --warmup 1 --no-reuse --allow-rate-limit >"$out/bench-$1.json" 2>"$out/bench-$1.log"
 done
 
-npx tsx scripts/quality-table.ts "$out/eval-native" "$out/eval-ours-vllm" "$out/eval-ours-in-process" | tee "$out/quality.md"
+[ "${EVAL:-1}" != 1 ] || npx tsx scripts/quality-table.ts "$out/eval-native" "$out/eval-ours-vllm" "$out/eval-ours-in-process" | tee "$out/quality.md"
 node - "$out" <<'JS' | tee "$out/latency.md"
 const fs = require("node:fs");
 const out = process.argv[2];
