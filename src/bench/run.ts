@@ -58,8 +58,10 @@ export async function runBench(settings: BenchSettings, hooks: BenchHooks = {}):
   try {
     log(`probing ${settings.url}`);
     let rateLimit: RateLimitCheck | undefined;
-    const first = await probe(client, settings, HEURISTIC_TOKENS_PER_WORD, false, 0, (outcome) => {
-      rateLimit = rateLimitFirst(outcome, settings, log);
+    const first = await probe(client, settings, HEURISTIC_TOKENS_PER_WORD, {
+      onFirstAnswer: (outcome) => {
+        rateLimit = rateLimitFirst(outcome, settings, log);
+      },
     });
     if (settings.modelPath) {
       const { openRawReader } = await import("./ceiling.js");
@@ -106,18 +108,24 @@ function rateLimitFirst(outcome: Outcome, settings: BenchSettings, log: (line: s
   return check;
 }
 
+interface ProbeOptions {
+  /** The state left empty: the same questions, so only the state's tokens differ. */
+  emptyState?: boolean;
+  /** Picks the generated request: the same variant, the same state and questions. */
+  variant?: number;
+  /** The questions asked; the run's shape unless given. */
+  shape?: RequestShape;
+  onFirstAnswer?: (outcome: Outcome) => void;
+}
+
 /** One request outside any phase: fails fast, with the server's reason, when nothing can work. */
 async function probe(
   client: BenchClient,
   settings: BenchSettings,
   tokensPerWord: number,
-  emptyState: boolean,
-  variant = 0,
-  onFirstAnswer?: (outcome: Outcome) => void,
-  shape: RequestShape = settings.shape,
+  { emptyState = false, variant = 0, shape = settings.shape, onFirstAnswer }: ProbeOptions = {},
 ) {
   const request = createRequestGenerator(shape, { seed: deriveSeed(settings.seed, 0x9b0b + variant), tokensPerWord })();
-  // The same questions either way, so only the state's tokens differ.
   if (emptyState) request.body = JSON.stringify({ ...JSON.parse(request.body), state: "" });
   let outcome = await client.send(request);
   onFirstAnswer?.(outcome);
@@ -139,8 +147,8 @@ async function probe(
  */
 async function calibrateWithServer(client: BenchClient, settings: BenchSettings) {
   const oneQuestion = { ...settings.shape, questions: 1 };
-  const withState = await probe(client, settings, HEURISTIC_TOKENS_PER_WORD, false, CALIBRATION_VARIANT, undefined, oneQuestion);
-  const without = await probe(client, settings, HEURISTIC_TOKENS_PER_WORD, true, CALIBRATION_VARIANT, undefined, oneQuestion);
+  const withState = await probe(client, settings, HEURISTIC_TOKENS_PER_WORD, { variant: CALIBRATION_VARIANT, shape: oneQuestion });
+  const without = await probe(client, settings, HEURISTIC_TOKENS_PER_WORD, { variant: CALIBRATION_VARIANT, shape: oneQuestion, emptyState: true });
   const words = wordsFor(settings.shape.stateTokens, HEURISTIC_TOKENS_PER_WORD);
   const measured = (withState.inputTokens - without.inputTokens) / words;
   return { tokensPerWord: measured > 0 ? measured : HEURISTIC_TOKENS_PER_WORD, by: "server" as const };
@@ -162,7 +170,7 @@ async function ceilingSampler(
   log: (line: string) => void,
 ): Promise<CeilingSampler> {
   let total = 0;
-  for (let i = 0; i < CEILING_PROBES; i++) total += (await probe(client, settings, tokensPerWord, false, i)).inputTokens;
+  for (let i = 0; i < CEILING_PROBES; i++) total += (await probe(client, settings, tokensPerWord, { variant: i })).inputTokens;
   const target = Math.round(total / CEILING_PROBES);
   const random = mulberry32(deriveSeed(settings.seed, 0xce11));
   let tokens: Token[] = [];

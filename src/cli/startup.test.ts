@@ -1,8 +1,8 @@
-import { execFile } from "node:child_process";
 import { readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { runInRepo } from "./test-helpers.js";
 
 /**
  * What `judge --help` costs to start: the packages it loads and the road npx takes to it.
@@ -15,16 +15,11 @@ import { describe, expect, it } from "vitest";
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const manifest = (path: string) => JSON.parse(readFileSync(join(repoRoot, path), "utf8"));
 
-const run = (command: string, args: string[], env: NodeJS.ProcessEnv = process.env) =>
-  new Promise<{ error: Error | null; stdout: string; stderr: string }>((resolve) =>
-    execFile(command, args, { cwd: repoRoot, env, encoding: "utf8" }, (error, stdout, stderr) => resolve({ error, stdout, stderr })),
-  );
-
 describe("judge --help", () => {
   it("loads no database driver and no metrics registry: those load with the commands that use them", async () => {
     // Node names every CommonJS package it loads under NODE_DEBUG=module.
-    const help = await run(process.execPath, ["bin/judge.js", "--help"], { ...process.env, NODE_DEBUG: "module" });
-    expect(help.error, help.stderr).toBeNull();
+    const help = await runInRepo(process.execPath, ["bin/judge.js", "--help"], { NODE_DEBUG: "module" });
+    expect(help.status, help.stderr).toBe(0);
     expect(help.stderr).toContain("commander");
     for (const name of ["better-sqlite3", "pg", "ioredis", "prom-client"]) expect(help.stderr).not.toContain(`node_modules/${name}/`);
   });
@@ -39,8 +34,8 @@ describe("npx judge", () => {
   });
 
   it("runs the CLI", async () => {
-    const help = await run("npx", ["--offline", "judge", "--help"]);
-    expect(help.error, help.stderr).toBeNull();
+    const help = await runInRepo("npx", ["--offline", "judge", "--help"]);
+    expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toContain("Administer the Typed Judgment Service");
   });
 });
