@@ -13,7 +13,12 @@ describe.each(STORE_ENGINES)("on %s", (engine) => {
   const NAMES = ["Paging Alpha", "paging beta", "Paging Gamma", "Paging delta", "Paging 100%"];
   beforeAll(async () => {
     server = await startTestServer({ store: engine });
-    for (const name of NAMES) ids.push((await adminCall(server, "POST", "/admin/v1/accounts", { body: { name } })).json.id);
+    for (const name of NAMES) {
+      ids.push((await adminCall(server, "POST", "/admin/v1/accounts", { body: { name } })).json.id);
+      // "Oldest first" breaks a tie of created_at (milliseconds) by id: each its own millisecond,
+      // so that the order asked for below is the creation order.
+      await new Promise((resolve) => setTimeout(resolve, 3));
+    }
   });
   afterAll(async () => {
     await server?.close();
